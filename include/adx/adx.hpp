@@ -1,0 +1,7 @@
+// adx: automatic differentiation for C++20. Includes every layer.
+#pragma once
+#include "adx/api/scalar.hpp"
+#include "adx/core.hpp"
+#include "adx/forward.hpp"
+#include "adx/reverse.hpp"
+#include "adx/rules.hpp"

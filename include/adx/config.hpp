@@ -1,0 +1,32 @@
+// adx: version, feature macros and the one place that knows whether CBLAS is available.
+#pragma once
+
+#define ADX_VERSION_MAJOR 0
+#define ADX_VERSION_MINOR 1
+#define ADX_VERSION_PATCH 0
+#define ADX_VERSION_STRING "0.1.0"
+
+// ADX_WITH_BLAS is set by the CMake target (1 or 0). A header-only user without CMake may
+// define it; otherwise adx detects <cblas.h> and falls back to its portable kernels.
+#ifndef ADX_WITH_BLAS
+#if __has_include(<cblas.h>)
+#define ADX_WITH_BLAS 1
+#else
+#define ADX_WITH_BLAS 0
+#endif
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ADX_ALWAYS_INLINE inline __attribute__((always_inline))
+#define ADX_NOINLINE __attribute__((noinline))
+#else
+#define ADX_ALWAYS_INLINE inline
+#define ADX_NOINLINE
+#endif
+
+namespace adx {
+struct version_info {
+  int major, minor, patch;
+};
+inline constexpr version_info version{ADX_VERSION_MAJOR, ADX_VERSION_MINOR, ADX_VERSION_PATCH};
+}  // namespace adx

@@ -1,0 +1,271 @@
+// adx: the one expression node. `a * b`, `sin(x)`, `pow(x, 2)` all build an expr<Rule, Ops...>
+// whose value is computed when the node is built; its derivatives are produced only when the
+// expression is assigned: as one tape statement (reverse, `push`) or one tangent (forward,
+// `tangent`). Both walk the same tree and call the same rule (rules/elementary.hpp).
+//
+// Closure policy: every operand is stored BY VALUE (AD scalars are small and trivially
+// copyable, sub-expressions are moved in), so `auto e = a * b;`, a lambda or a helper returning
+// `auto` can never dangle. A consequence worth knowing: an expression captures its operands'
+// values when it is formed (assigning to `a` afterwards does not change `e`).
+#pragma once
+
+#include <boost/mp11/algorithm.hpp>
+#include <boost/mp11/list.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "adx/config.hpp"
+#include "adx/core/traits.hpp"
+
+namespace adx {
+namespace detail {
+
+/// A constant operand (a plain number, or a value one nesting level down). Never active.
+template <class C>
+struct const_leaf {
+  using ad_type = void;
+  static constexpr std::size_t n_active = 0;
+  C value;
+  constexpr C const& val() const noexcept { return value; }
+};
+
+template <class X>
+struct is_const_leaf : std::false_type {};
+template <class C>
+struct is_const_leaf<const_leaf<C>> : std::true_type {};
+
+// ---- values and constants at any level ------------------------------------------------------
+
+/// A constant of type T holding the number c (inactive at every level).
+template <class T, class C>
+constexpr T constant(C const& c) {
+  if constexpr (std::is_arithmetic_v<T>)
+    return static_cast<T>(c);
+  else
+    return ad_traits<T>::constant(constant<value_type_t<T>>(c));
+}
+
+/// Turns x (a number, a T, a lower-level AD value or an expression evaluating to T) into a T.
+/// Expressions at T's own level are evaluated (and, for var, recorded as a statement).
+template <class T, class X>
+constexpr T to_value(X&& x) {
+  using D = std::remove_cvref_t<X>;
+  if constexpr (std::is_same_v<D, T>)
+    return std::forward<X>(x);
+  else if constexpr (std::is_arithmetic_v<D>)
+    return constant<T>(x);
+  else if constexpr (level_v<D> < level_v<T>)
+    return ad_traits<T>::constant(to_value<value_type_t<T>>(std::forward<X>(x)));
+  else
+    return T(std::forward<X>(x));
+}
+
+/// The value one level down of an operand; a plain number is its own value.
+template <class X>
+constexpr decltype(auto) value_of(X const& x) {
+  if constexpr (ad_operand<X>)
+    return x.val();
+  else
+    return (x);
+}
+
+/// The plain number at the bottom of any nesting.
+template <class X>
+constexpr innermost_t<X> primal_of(X const& x) {
+  if constexpr (ad_operand<X>)
+    return primal_of(x.val());
+  else
+    return x;
+}
+
+/// True if every component of x at every level is finite. Components recorded on another tape
+/// (the value of a var) are that tape's business; dual tangents are checked here.
+template <class X>
+constexpr bool all_finite(X const& x) {
+  if constexpr (std::is_arithmetic_v<X>)
+    return std::isfinite(x);
+  else
+    return ad_traits<X>::all_finite(x);
+}
+
+// ---- the node -------------------------------------------------------------------------------
+
+/// Evaluates a rule's value as a T. Rules whose branches return different types (max, clamp,
+/// where) define value_as<T>; the others define value.
+template <class Rule, class T, class... A>
+constexpr T evaluate_rule(A const&... a) {
+  if constexpr (requires { Rule::template value_as<T>(a...); })
+    return Rule::template value_as<T>(a...);
+  else
+    return to_value<T>(Rule::value(a...));
+}
+
+template <class Op>
+inline constexpr bool is_active_op = (Op::n_active > 0);
+
+template <class Rule, class... Ops>
+class expr : public expr_tag {
+  using ops_list = boost::mp11::mp_list<Ops...>;
+  using active_ad = boost::mp11::mp_remove<boost::mp11::mp_list<typename Ops::ad_type...>, void>;
+  static_assert(boost::mp11::mp_size<active_ad>::value > 0, "adx: internal: an expression needs an AD operand");
+
+ public:
+  using ad_type = boost::mp11::mp_front<active_ad>;
+  using value_type = value_type_t<ad_type>;
+  using rule = Rule;
+  static constexpr std::size_t n_active = (Ops::n_active + ...);
+
+  template <class... A>
+  constexpr explicit expr(A&&... a)
+      : ops_(std::forward<A>(a)...),
+        val_(std::apply([](auto const&... op) { return evaluate_rule<Rule, value_type>(op.val()...); }, ops_)) {}
+
+  constexpr value_type const& val() const noexcept { return val_; }
+
+  /// d(this)/d(operand I), as a value_type.
+  template <std::size_t I>
+  constexpr value_type partial() const {
+    return std::apply(
+        [this](auto const&... op) { return to_value<value_type>(Rule::template partial<I>(op.val()..., val_)); },
+        ops_);
+  }
+
+  /// Reverse: adds (leaf, m * d leaf / d this) for every active leaf below into the writer.
+  template <class W>
+  ADX_ALWAYS_INLINE void push(W& w, value_type const& m) const {
+    for_active([&]<std::size_t I>() { std::get<I>(ops_).push(w, to_value<value_type>(m * partial<I>())); });
+  }
+  /// Reverse, at the root (multiplier one, so no multiplication).
+  template <class W>
+  ADX_ALWAYS_INLINE void push(W& w) const {
+    for_active([&]<std::size_t I>() { std::get<I>(ops_).push(w, partial<I>()); });
+  }
+
+  /// Forward: the directional derivative, sum over active operands of partial * tangent.
+  constexpr value_type tangent() const {
+    return tangent_sum(boost::mp11::mp_copy_if_q<index_list, active_at>{});
+  }
+
+  template <std::size_t I>
+  constexpr auto const& operand() const noexcept {
+    return std::get<I>(ops_);
+  }
+
+ private:
+  using index_list = boost::mp11::mp_iota_c<sizeof...(Ops)>;
+  struct active_at {
+    template <class I>
+    using fn = boost::mp11::mp_bool<is_active_op<boost::mp11::mp_at<ops_list, I>>>;
+  };
+
+  template <class F>
+  ADX_ALWAYS_INLINE void for_active(F&& f) const {
+    boost::mp11::mp_for_each<boost::mp11::mp_copy_if_q<index_list, active_at>>(
+        [&](auto i) { f.template operator()<decltype(i)::value>(); });
+  }
+
+  template <class... I>
+  constexpr value_type tangent_sum(boost::mp11::mp_list<I...>) const {
+    return to_value<value_type>((tangent_term<I::value>() + ...));
+  }
+  template <std::size_t I>
+  constexpr value_type tangent_term() const {
+    return to_value<value_type>(partial<I>() * std::get<I>(ops_).tangent());
+  }
+
+  std::tuple<Ops...> ops_;
+  value_type val_;
+};
+
+// ---- building nodes from user operands ------------------------------------------------------
+
+template <class... X>
+inline constexpr int max_level_v = std::max({level_v<X>...});
+
+/// The AD scalar type of the highest-level operand among X... .
+template <int L, class... X>
+using top_ad_t = boost::mp11::mp_front<
+    boost::mp11::mp_remove<boost::mp11::mp_list<std::conditional_t<level_v<X> == L, ad_type_t<X>, void>...>, void>>;
+
+template <class S, class X>
+inline constexpr bool operand_fits = [] {
+  using D = std::remove_cvref_t<X>;
+  if constexpr (level_v<D> == level_v<S>)
+    return std::is_same_v<ad_type_t<D>, S>;
+  else if constexpr (std::is_arithmetic_v<D>)
+    return true;
+  else
+    return std::is_constructible_v<value_type_t<S>, D>;
+}();
+
+/// Stores an operand in a node whose scalar is S: same-level operands as themselves,
+/// plain numbers as constants of the innermost type, lower-level values as constants of S's
+/// value type.
+template <class S, class X>
+constexpr auto wrap(X&& x) {
+  using D = std::remove_cvref_t<X>;
+  if constexpr (level_v<D> == level_v<S>)
+    return D(std::forward<X>(x));
+  else if constexpr (std::is_arithmetic_v<D>)
+    return const_leaf<innermost_t<S>>{static_cast<innermost_t<S>>(x)};
+  else
+    return const_leaf<value_type_t<S>>{to_value<value_type_t<S>>(std::forward<X>(x))};
+}
+
+/// The type a rule returns on plain numbers: their common type, double for integers.
+template <class... X>
+using plain_result_t = std::conditional_t<std::is_floating_point_v<std::common_type_t<std::remove_cvref_t<X>...>>,
+                                          std::common_type_t<std::remove_cvref_t<X>...>, double>;
+
+/// Builds Rule's node over the operands, or evaluates Rule on plain numbers directly.
+template <class Rule, class... X>
+constexpr auto make_expr(X&&... x) {
+  if constexpr (!(ad_operand<X> || ...)) {
+    return evaluate_rule<Rule, plain_result_t<X...>>(x...);
+  } else {
+    constexpr int L = max_level_v<X...>;
+    using S = top_ad_t<L, X...>;
+    static_assert((operand_fits<S, X> && ...),
+                  "adx: the operands of this operation are different AD scalar types at the same nesting level "
+                  "(e.g. var<double> with dual<double>, or var<double> with var<float>). Nest them instead "
+                  "(var<dual<double>> for forward-over-reverse) or convert one side explicitly.");
+    return expr<Rule, decltype(wrap<S>(std::forward<X>(x)))...>(wrap<S>(std::forward<X>(x))...);
+  }
+}
+
+}  // namespace detail
+
+/// One level down: value(var<dual<double>>) is a dual<double>; value(2.0) is 2.0.
+template <class X>
+constexpr decltype(auto) value(X const& x) {
+  return detail::value_of(x);
+}
+
+/// The plain number at the bottom of any nesting: primal(var<var<double>>) is a double.
+template <class X>
+constexpr innermost_t<X> primal(X const& x) {
+  return detail::primal_of(x);
+}
+
+/// A copy of x that no derivative flows through, at every nesting level.
+template <class X>
+constexpr auto stop_gradient(X const& x) {
+  if constexpr (ad_operand<X>) {
+    using S = ad_type_t<X>;
+    return ad_traits<S>::constant(stop_gradient(detail::value_of(x)));
+  } else {
+    return x;
+  }
+}
+
+/// Evaluates an expression into its AD scalar (recording it, for reverse mode).
+template <ad_operand X>
+constexpr ad_type_t<X> eval(X&& x) {
+  return ad_type_t<X>(std::forward<X>(x));
+}
+
+}  // namespace adx

@@ -1,0 +1,3 @@
+// adx forward mode: dual<T>.
+#pragma once
+#include "adx/forward/dual.hpp"

@@ -1,0 +1,4 @@
+// adx reverse mode: var<T>, tape<T>, tape_scope.
+#pragma once
+#include "adx/reverse/tape.hpp"
+#include "adx/reverse/var.hpp"

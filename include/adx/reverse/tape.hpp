@@ -1,0 +1,309 @@
+// adx: the tape. One per thread and value type T (the partials and adjoints are T's), the
+// current one reached through a thread-local pointer that tape_scope sets. Each assignment of
+// an expression to a var<T> records ONE statement: its operand count (1 byte), and per active
+// operand its index (4 bytes) and partial (sizeof(T)). A var's index is its statement's number,
+// so results need no storage. The backward sweep is one loop over the statements.
+//
+// Recordings are frames on a stack. Each frame has an epoch (a number never reused in the
+// process); a var remembers the epoch it was recorded in, and using a var whose frame has
+// ended (reset, scope closed, another thread's tape) throws stale_variable_error instead of
+// silently aliasing a newer statement.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "adx/core/error.hpp"
+#include "adx/core/expr.hpp"
+#include "adx/reverse/arena.hpp"
+
+namespace adx {
+
+using index_type = std::uint32_t;
+using epoch_type = std::uint32_t;
+
+template <class T>
+class tape;
+
+namespace detail {
+inline epoch_type new_epoch() noexcept {
+  static std::atomic<epoch_type> counter{0};
+  epoch_type e = counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (e == 0) e = counter.fetch_add(1, std::memory_order_relaxed) + 1;  // 0 marks constants
+  return e;
+}
+
+/// True if contributions `partial * a` are exactly zero and need not be made: a is an inactive
+/// zero one level up (nested tapes only; a plain number is never skipped, NaN must propagate).
+template <class T>
+bool structural_zero(T const& a) {
+  if constexpr (requires { a.index(); })
+    return a.index() == 0 && primal_of(a) == 0;
+  else
+    return false;
+}
+}  // namespace detail
+
+/// Memory a tape holds, for reports and tests.
+struct tape_stats {
+  std::size_t statements = 0;       ///< statements recorded (including independent variables)
+  std::size_t operands = 0;         ///< (index, partial) entries
+  std::size_t bytes_used = 0;       ///< bytes the statements and operands occupy
+  std::size_t bytes_reserved = 0;   ///< bytes held by the arenas (kept across resets)
+  std::size_t adjoint_bytes = 0;    ///< bytes of the adjoint vector (sized by the last sweep)
+};
+
+template <class T>
+class tape {
+ public:
+  using value_type = T;
+
+  tape() {
+    frames_.push_back(frame{detail::new_epoch(), 0, {}, {}, false});
+    epoch_ = frames_.back().epoch;
+  }
+  tape(tape const&) = delete;
+  tape& operator=(tape const&) = delete;
+  ~tape() {
+    if (current_ == this) current_ = nullptr;
+  }
+
+  /// The calling thread's current tape for T (created on first use).
+  ADX_ALWAYS_INLINE static tape& current() {
+    tape* t = current_;
+    if (!t) [[unlikely]]
+      t = &thread_default();
+    return *t;
+  }
+
+  // ---- recording ---------------------------------------------------------------------------
+
+  /// Writes the operands of one statement straight into the arena.
+  struct writer {
+    index_type* idx;
+    T* partial;
+    std::uint32_t n;
+    epoch_type epoch;
+    bool finite;
+    tape* owner;
+    ADX_ALWAYS_INLINE void add(index_type i, epoch_type e, T const& p) {
+      if (i == 0) return;  // an inactive operand (a constant var) takes no place on the tape
+      if (e != epoch) [[unlikely]]
+        owner->check_live(e);
+      idx[n] = i;
+      partial[n] = p;
+      finite &= detail::all_finite(p);
+      ++n;
+    }
+  };
+
+  /// Records the statement of expression e; returns its index, or 0 if no operand is active.
+  template <class E>
+  ADX_ALWAYS_INLINE index_type record(E const& e) {
+    constexpr std::size_t N = E::n_active;
+    static_assert(N <= 255,
+                  "adx: this expression has more than 255 active operands; assign a part of it to a var first");
+    args_.reserve(N);
+    writer w{args_.idx_top(), args_.val_top(), 0, epoch_, true, this};
+    e.push(w);
+    if (w.n == 0) return 0;
+    args_.commit(w.n);
+    counts_.push(static_cast<std::uint8_t>(w.n));
+    nonfinite_ |= !w.finite;
+    return next_index();
+  }
+
+  /// Records an independent variable (a statement with no operands).
+  ADX_ALWAYS_INLINE index_type new_variable() {
+    counts_.push(0);
+    return next_index();
+  }
+
+  epoch_type epoch() const noexcept { return epoch_; }
+  index_type size() const noexcept { return n_; }
+
+  /// Throws unless epoch e belongs to a recording that is still live on this tape.
+  void check_live(epoch_type e) const {
+    if (e == 0) return;
+    for (auto const& f : frames_)
+      if (f.epoch == e) return;
+    throw stale_variable_error(
+        "adx: a var was used outside its recording: its tape was reset or its tape_scope ended after it was "
+        "created, or it belongs to another thread's tape");
+  }
+
+  // ---- recordings (frames) -----------------------------------------------------------------
+
+  /// Starts a nested recording; its statements are dropped by pop_frame.
+  void push_frame() {
+    frames_.push_back(frame{detail::new_epoch(), n_, counts_.position(), args_.position(), nonfinite_});
+    epoch_ = frames_.back().epoch;
+  }
+  /// Ends the innermost recording: its statements are dropped in O(1), its vars become stale.
+  void pop_frame() {
+    if (frames_.size() == 1) throw error("adx: tape::pop_frame without a matching push_frame");
+    rewind_to(frames_.back());
+    frames_.pop_back();
+    epoch_ = frames_.back().epoch;
+  }
+  /// Drops every statement of the current recording in O(1); its vars become stale.
+  void reset() {
+    rewind_to(frames_.back());
+    frames_.back().epoch = epoch_ = detail::new_epoch();
+  }
+  /// Returns memory beyond the first chunk to the system (after an unusually long recording).
+  void shrink_to_fit() {
+    if (frames_.size() != 1 || n_ != 0) throw error("adx: tape::shrink_to_fit needs an empty tape with no open scope");
+    counts_.shrink();
+    args_.shrink();
+    adj_ = {};
+    adj_.shrink_to_fit();
+  }
+  std::size_t depth() const noexcept { return frames_.size() - 1; }
+
+  // ---- the backward sweep ------------------------------------------------------------------
+
+  /// Zeroes the adjoints of statements 1..top and starts a sweep; add seeds, then sweep(top).
+  void begin_sweep(index_type top) {
+    if (top > n_) throw gradient_error("adx: backward seed index beyond the end of the tape");
+    if (adj_.size() < std::size_t{top} + 1) adj_.resize(std::size_t{top} + 1, detail::constant<T>(0));
+    std::fill_n(adj_.begin(), std::size_t{top} + 1, detail::constant<T>(0));
+    swept_ = top;
+    seed_finite_ = true;
+    reached_.assign(std::size_t{top} + 1, 0);
+  }
+  void seed(index_type i, epoch_type e, T const& v) {
+    check_live(e);
+    if (i == 0) return;
+    if (i > swept_) throw gradient_error("adx: backward seed recorded after the sweep's top statement");
+    adj_[i] = adj_[i] + v;
+    seed_finite_ &= detail::all_finite(v);
+    reached_[i] = 1;
+  }
+  /// Runs the sweep from statement top down to 1.
+  void sweep(index_type top) {
+    // With a non-finite partial or seed on the tape, follow reachability so that an unreached
+    // statement cannot add 0 * inf = NaN; otherwise every contribution of an unreached
+    // statement is an exact zero and the plain loop is exact.
+    if (nonfinite_ || !seed_finite_ || track_reached_)
+      run<true>(top);
+    else
+      run<false>(top);
+  }
+  /// Track which statements a sweep reaches (for the None-vs-zero rule of the APIs).
+  void track_reached(bool on) noexcept { track_reached_ = on; }
+  bool reached(index_type i) const noexcept { return i != 0 && i <= swept_ && i < reached_.size() && reached_[i]; }
+
+  /// The adjoint of statement i after the last sweep (zero if i is inactive or was not swept).
+  T adjoint(index_type i, epoch_type e) const {
+    check_live(e);
+    if (i == 0 || i > swept_) return detail::constant<T>(0);
+    return adj_[i];
+  }
+
+  tape_stats stats() {
+    tape_stats s;
+    s.statements = n_;
+    s.operands = args_.entries_used();
+    s.bytes_used = s.statements * sizeof(std::uint8_t) + s.operands * (sizeof(index_type) + sizeof(T));
+    s.bytes_reserved = counts_.bytes_reserved() + args_.bytes_reserved();
+    s.adjoint_bytes = adj_.capacity() * sizeof(T);
+    return s;
+  }
+
+ private:
+  struct frame {
+    epoch_type epoch;
+    index_type n;
+    detail::count_arena::mark counts;
+    typename detail::pair_arena<index_type, T>::mark args;
+    bool nonfinite;
+  };
+
+  ADX_ALWAYS_INLINE index_type next_index() {
+    if (n_ == max_index) [[unlikely]]
+      throw error("adx: tape full (2^32 - 1 statements); reset it or record in smaller pieces");
+    return ++n_;
+  }
+  void rewind_to(frame const& f) {
+    n_ = f.n;
+    counts_.rewind(f.counts);
+    args_.rewind(f.args);
+    nonfinite_ = f.nonfinite;
+    swept_ = std::min(swept_, n_);
+  }
+
+  /// The loop. Careful: skip statements the seeds do not reach (needed when some partial or
+  /// seed is not finite, since an unreached statement would add 0 * inf = NaN).
+  template <bool Careful>
+  void run(index_type top) {
+    auto const& cch = counts_.chunks();
+    auto const& ach = args_.chunks();
+    std::size_t cc = counts_.current_chunk(), ac = args_.current_chunk();
+    std::size_t cpos = cch.empty() ? 0 : cch[cc].used;
+    std::size_t apos = ach.empty() ? 0 : ach[ac].used;
+    T* const adj = adj_.data();
+    std::uint8_t* const reach = Careful ? reached_.data() : nullptr;
+    index_type k = n_;
+    auto step = [&]() -> std::uint8_t {
+      while (cpos == 0) cpos = cch[--cc].used;
+      std::uint8_t const n = cch[cc].data[--cpos];
+      while (apos < n) apos = ach[--ac].used;
+      apos -= n;
+      return n;
+    };
+    for (; k > top; --k) step();  // statements after the seeds: not in their cone
+    for (; k > 0; --k) {
+      std::uint8_t const n = step();
+      if constexpr (Careful) {
+        if (!reach[k]) continue;
+      }
+      T const a = adj[k];
+      if constexpr (!Careful) {
+        if (detail::structural_zero(a)) continue;
+      }
+      index_type const* ip = ach[ac].idx.get() + apos;
+      T const* pp = ach[ac].val.get() + apos;
+      for (std::uint8_t j = 0; j < n; ++j) {
+        adj[ip[j]] += pp[j] * a;
+        if constexpr (Careful) reach[ip[j]] = 1;
+      }
+    }
+  }
+
+  static tape& thread_default() {
+    thread_local tape t;
+    current_ = &t;
+    return t;
+  }
+
+  static constexpr index_type max_index = ~index_type{0};
+  inline static thread_local tape* current_ = nullptr;
+
+  detail::count_arena counts_;
+  detail::pair_arena<index_type, T> args_;
+  index_type n_ = 0;
+  epoch_type epoch_ = 0;
+  bool nonfinite_ = false;
+  bool seed_finite_ = true;
+  bool track_reached_ = false;
+  index_type swept_ = 0;
+  std::vector<T> adj_;
+  std::vector<std::uint8_t> reached_;
+  std::vector<frame> frames_;
+
+ public:
+  /// Makes this tape the thread's current one (used by tape_scope; returns the previous one).
+  tape* activate() noexcept {
+    tape* prev = current_;
+    current_ = this;
+    return prev;
+  }
+  static void restore(tape* prev) noexcept { current_ = prev; }
+};
+
+}  // namespace adx

@@ -1,0 +1,178 @@
+// adx: reverse mode. var<T> is a value and the index of the statement that produced it on the
+// thread's tape<T>. Assigning an expression records one statement (the whole expression's
+// partials, computed at compile time by the rules); a copy shares the index (no recording).
+//
+//   var<double> x = 2.0;   // an independent variable (a new index)
+//   var<double> y = x * x * sin(x);   // one statement with three operand entries
+//   backward(y); x.adjoint();
+//
+// var<var<double>>: the sweep of tape<var<double>> does its arithmetic in var<double>, so it
+// is recorded on tape<double>: the gradient is itself differentiable (repeated gradients).
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include "adx/core/compare.hpp"
+#include "adx/core/expr.hpp"
+#include "adx/reverse/tape.hpp"
+#include "adx/rules/elementary.hpp"
+
+namespace adx {
+
+template <class T>
+class var {
+ public:
+  using value_type = T;
+  using ad_type = var;
+  static constexpr std::size_t n_active = 1;
+
+  /// An inactive zero (no tape entry): a constant until assigned.
+  constexpr var() = default;
+  /// An independent variable with value v (a new index on the current tape). Plain numbers are
+  /// first made into T by T's own constructor (so var<var<double>>(2.0) is independent at
+  /// both levels).
+  template <class U>
+    requires(level_v<U> < level_v<var> && std::is_constructible_v<T, U const&>)
+  var(U const& v) : value_(v) {
+    auto& t = tape<T>::current();
+    index_ = t.new_variable();
+    epoch_ = t.epoch();
+  }
+  /// Records the expression as one statement.
+  template <ad_expression E>
+    requires std::is_same_v<ad_type_t<E>, var>
+  ADX_ALWAYS_INLINE var(E const& e) : value_(e.val()) {
+    auto& t = tape<T>::current();
+    index_ = t.record(e);
+    epoch_ = index_ ? t.epoch() : 0;
+  }
+  template <ad_operand U>
+    requires(level_v<U> == level_v<var> && !std::is_same_v<ad_type_t<U>, var>)
+  var(U const&) {
+    static_assert(sizeof(U) == 0,
+                  "adx: a var<T> cannot be made from a dual (or another scalar type) of the same nesting level; "
+                  "nest the modes instead, e.g. var<dual<double>> for forward-over-reverse");
+  }
+
+  /// A constant: value v, no tape entry, derivative zero.
+  static constexpr var constant(T const& v) {
+    var r;
+    r.value_ = v;
+    return r;
+  }
+
+  template <class X>
+    requires std::is_constructible_v<var, X const&>
+  ADX_ALWAYS_INLINE var& operator=(X const& x) {
+    return *this = var(x);
+  }
+  constexpr var& operator=(var const&) = default;
+
+  template <class X> ADX_ALWAYS_INLINE var& operator+=(X const& x) { return *this = *this + x; }
+  template <class X> ADX_ALWAYS_INLINE var& operator-=(X const& x) { return *this = *this - x; }
+  template <class X> ADX_ALWAYS_INLINE var& operator*=(X const& x) { return *this = *this * x; }
+  template <class X> ADX_ALWAYS_INLINE var& operator/=(X const& x) { return *this = *this / x; }
+
+  constexpr T const& val() const noexcept { return value_; }
+  constexpr T const& value() const noexcept { return value_; }
+  constexpr index_type index() const noexcept { return index_; }
+  constexpr epoch_type epoch() const noexcept { return epoch_; }
+  /// True if the var depends on some independent variable of a live recording.
+  constexpr bool is_active() const noexcept { return index_ != 0; }
+
+  /// The adjoint after a backward sweep of this var's tape (zero if not reached).
+  T adjoint() const { return tape<T>::current().adjoint(index_, epoch_); }
+
+  template <class W>
+  ADX_ALWAYS_INLINE void push(W& w, T const& m) const {
+    w.add(index_, epoch_, m);
+  }
+
+ private:
+  T value_{};
+  index_type index_ = 0;
+  epoch_type epoch_ = 0;
+};
+
+template <class T>
+struct ad_traits<var<T>> {
+  using value_type = T;
+  static constexpr int level = level_v<T> + 1;
+  static constexpr bool is_reverse = true;
+  static constexpr var<T> constant(T const& v) { return var<T>::constant(v); }
+  static constexpr bool all_finite(var<T> const& v) { return detail::all_finite(v.val()); }
+};
+
+/// Sweeps y's tape backward from y with seed (default 1); read results with x.adjoint().
+template <class T>
+void backward(var<T> const& y, value_type_t<var<T>> const& seed) {
+  auto& t = tape<T>::current();
+  t.check_live(y.epoch());
+  t.begin_sweep(y.index());
+  t.seed(y.index(), y.epoch(), seed);
+  t.sweep(y.index());
+}
+template <class T>
+void backward(var<T> const& y) {
+  backward(y, detail::constant<T>(1));
+}
+
+/// The adjoint of x after the last sweep.
+template <class T>
+T adjoint(var<T> const& x) {
+  return x.adjoint();
+}
+
+namespace detail {
+template <class S>
+struct scope_levels {
+  static void open() {}
+  static void close() noexcept {}
+};
+}  // namespace detail
+
+/// RAII recording: opens a nested frame on every tape that the AD scalar S records on (for
+/// var<var<double>>: tape<var<double>> and tape<double>) and drops it, in O(1), when it ends.
+/// Vars recorded inside become stale after the scope. Not copyable, not movable.
+///
+///   { tape_scope<var<double>> scope; var<double> x = 1; ... backward(y); g = x.adjoint(); }
+template <class S>
+class tape_scope {
+ public:
+  tape_scope() { detail::scope_levels<S>::open(); }
+  tape_scope(tape_scope const&) = delete;
+  tape_scope& operator=(tape_scope const&) = delete;
+  ~tape_scope() { detail::scope_levels<S>::close(); }
+};
+
+namespace detail {
+template <class T>
+struct scope_levels<var<T>> {
+  static void open() {
+    tape<T>::current().push_frame();
+    scope_levels<T>::open();
+  }
+  static void close() noexcept {
+    scope_levels<T>::close();
+    tape<T>::current().pop_frame();
+  }
+};
+template <class T>
+struct scope_levels<dual<T>> : scope_levels<T> {};
+}  // namespace detail
+
+/// Makes a given tape the thread's current tape<T> for a scope (for users who keep their own).
+template <class T>
+class tape_activation {
+ public:
+  explicit tape_activation(tape<T>& t) : prev_(t.activate()) {}
+  tape_activation(tape_activation const&) = delete;
+  tape_activation& operator=(tape_activation const&) = delete;
+  ~tape_activation() { tape<T>::restore(prev_); }
+
+ private:
+  tape<T>* prev_;
+};
+
+}  // namespace adx

@@ -1,0 +1,593 @@
+// adx: every elementwise function, once. A rule is a struct with
+//   value(args...)                 the function (or value_as<T>(args...) where branches must
+//                                  agree on a type),
+//   partial<I>(args..., r)         d r / d arg I, given the args' values and the result r,
+// written generically so that the rule itself is differentiated when the scalar is nested
+// (partials are built from adx functions, never from hand-expanded higher derivatives).
+// Forward, reverse and tensor modes all call these. Adding a function = one rule + one
+// one-line entry point below; the generic test harness picks it up from `all_rules`.
+//
+// Non-differentiable points (one rule each, the same in every mode and nesting level; they are
+// PyTorch 1.13's values, see docs/derivative_rules.md):
+//   abs/fabs'(0) = 0 (sign)            sqrt'(0) = +inf, log'(0) = +inf
+//   max/min ties: 1/2 to each side     fmax/fmin ties: all to the first argument; a NaN
+//   relu'(0) = 0                       argument of fmax/fmin gets 0, the other 1
+//   pow(x, y): d/dx = 0 where y == 0; d/dy = 0 where x == 0 and y >= 0 (else r log x, NaN x<0)
+//   clamp(x, lo, hi): d/dx = 1 on the closed interval [lo, hi], else the bound that is taken
+//   floor, ceil, round, trunc: derivative 0 (connected)   fmod: d/dy = -trunc(x / y)
+//   where(c, a, b): the unselected side gets a zero multiplier (0 * inf = NaN, as in torch)
+#pragma once
+
+#include <boost/math/special_functions/polygamma.hpp>
+#include <boost/mp11/list.hpp>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <numbers>
+
+#include "adx/core/expr.hpp"
+
+namespace adx {
+namespace detail {
+
+// Boost.Math reports poles and overflow as inf/NaN here, never by throwing: adx follows IEEE.
+using quiet_math_policy = boost::math::policies::policy<
+    boost::math::policies::domain_error<boost::math::policies::ignore_error>,
+    boost::math::policies::pole_error<boost::math::policies::ignore_error>,
+    boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
+    boost::math::policies::evaluation_error<boost::math::policies::ignore_error>>;
+
+template <class T, class C>
+constexpr T cst(C c) {
+  return constant<T>(c);
+}
+
+// ---- arithmetic -----------------------------------------------------------------------------
+struct neg_rule {
+  static constexpr char const* name = "neg";
+  template <class X>
+  static constexpr auto value(X const& x) {
+    return -x;
+  }
+  template <std::size_t, class X, class T>
+  static constexpr T partial(X const&, T const&) {
+    return cst<T>(-1);
+  }
+};
+struct add_rule {
+  static constexpr char const* name = "add";
+  template <class X, class Y>
+  static constexpr auto value(X const& x, Y const& y) {
+    return x + y;
+  }
+  template <std::size_t, class X, class Y, class T>
+  static constexpr T partial(X const&, Y const&, T const&) {
+    return cst<T>(1);
+  }
+};
+struct sub_rule {
+  static constexpr char const* name = "sub";
+  template <class X, class Y>
+  static constexpr auto value(X const& x, Y const& y) {
+    return x - y;
+  }
+  template <std::size_t I, class X, class Y, class T>
+  static constexpr T partial(X const&, Y const&, T const&) {
+    return cst<T>(I == 0 ? 1 : -1);
+  }
+};
+struct mul_rule {
+  static constexpr char const* name = "mul";
+  template <class X, class Y>
+  static constexpr auto value(X const& x, Y const& y) {
+    return x * y;
+  }
+  template <std::size_t I, class X, class Y, class T>
+  static constexpr T partial(X const& x, Y const& y, T const&) {
+    if constexpr (I == 0) return to_value<T>(y);
+    else return to_value<T>(x);
+  }
+};
+struct div_rule {  // d/dx = 1/y, d/dy = -r/y
+  static constexpr char const* name = "div";
+  template <class X, class Y>
+  static constexpr auto value(X const& x, Y const& y) {
+    return x / y;
+  }
+  template <std::size_t I, class X, class Y, class T>
+  static constexpr T partial(X const&, Y const& y, T const& r) {
+    if constexpr (I == 0) return 1 / y;
+    else return -r / y;
+  }
+};
+
+// ---- exponentials and logarithms ------------------------------------------------------------
+struct exp_rule {  // d = r
+  static constexpr char const* name = "exp";
+  template <class X>
+  static auto value(X const& x) { using std::exp; return exp(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const&, T const& r) { return r; }
+};
+struct exp2_rule {  // d = r ln 2
+  static constexpr char const* name = "exp2";
+  template <class X>
+  static auto value(X const& x) { using std::exp2; return exp2(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const&, T const& r) { return r * std::numbers::ln2_v<innermost_t<T>>; }
+};
+struct expm1_rule {  // d = exp(x) (not r + 1, which loses every digit for x << 0)
+  static constexpr char const* name = "expm1";
+  template <class X>
+  static auto value(X const& x) { using std::expm1; return expm1(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { using std::exp; return exp(x); }
+};
+struct log_rule {  // d = 1/x
+  static constexpr char const* name = "log";
+  template <class X>
+  static auto value(X const& x) { using std::log; return log(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { return 1 / x; }
+};
+struct log2_rule {  // d = 1/(x ln 2)
+  static constexpr char const* name = "log2";
+  template <class X>
+  static auto value(X const& x) { using std::log2; return log2(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { return 1 / (x * std::numbers::ln2_v<innermost_t<T>>); }
+};
+struct log10_rule {  // d = 1/(x ln 10)
+  static constexpr char const* name = "log10";
+  template <class X>
+  static auto value(X const& x) { using std::log10; return log10(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { return 1 / (x * std::numbers::ln10_v<innermost_t<T>>); }
+};
+struct log1p_rule {  // d = 1/(1+x)
+  static constexpr char const* name = "log1p";
+  template <class X>
+  static auto value(X const& x) { using std::log1p; return log1p(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { return 1 / (1 + x); }
+};
+struct sqrt_rule {  // d = 1/(2r); sqrt'(0) = +inf
+  static constexpr char const* name = "sqrt";
+  template <class X>
+  static auto value(X const& x) { using std::sqrt; return sqrt(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const&, T const& r) { return 0.5 / r; }
+};
+struct cbrt_rule {  // d = 1/(3 r^2)
+  static constexpr char const* name = "cbrt";
+  template <class X>
+  static auto value(X const& x) { using std::cbrt; return cbrt(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const&, T const& r) { return 1 / (3 * (r * r)); }
+};
+struct pow_rule {  // d/dx = y x^(y-1) (0 where y == 0); d/dy = r log x (0 where x == 0, y >= 0)
+  static constexpr char const* name = "pow";
+  template <class X, class Y>
+  static auto value(X const& x, Y const& y) { using std::pow; return pow(x, y); }
+  template <std::size_t I, class X, class Y, class T>
+  static T partial(X const& x, Y const& y, T const& r) {
+    using std::log;
+    using std::pow;
+    if constexpr (I == 0) {
+      if (primal_of(y) == 0) return cst<T>(0);
+      return y * pow(x, y - 1);
+    } else {
+      if (primal_of(x) == 0 && primal_of(y) >= 0) return cst<T>(0);
+      return r * log(x);
+    }
+  }
+};
+
+// ---- trigonometric and hyperbolic -----------------------------------------------------------
+struct sin_rule {
+  static constexpr char const* name = "sin";
+  template <class X>
+  static auto value(X const& x) { using std::sin; return sin(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { using std::cos; return cos(x); }
+};
+struct cos_rule {
+  static constexpr char const* name = "cos";
+  template <class X>
+  static auto value(X const& x) { using std::cos; return cos(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { using std::sin; return -sin(x); }
+};
+struct tan_rule {  // d = 1 + r^2
+  static constexpr char const* name = "tan";
+  template <class X>
+  static auto value(X const& x) { using std::tan; return tan(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const&, T const& r) { return 1 + r * r; }
+};
+struct asin_rule {  // d = 1/sqrt(1 - x^2)
+  static constexpr char const* name = "asin";
+  template <class X>
+  static auto value(X const& x) { using std::asin; return asin(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { using std::sqrt; return 1 / sqrt((1 - x) * (1 + x)); }
+};
+struct acos_rule {  // d = -1/sqrt(1 - x^2)
+  static constexpr char const* name = "acos";
+  template <class X>
+  static auto value(X const& x) { using std::acos; return acos(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { using std::sqrt; return -1 / sqrt((1 - x) * (1 + x)); }
+};
+struct atan_rule {  // d = 1/(1 + x^2)
+  static constexpr char const* name = "atan";
+  template <class X>
+  static auto value(X const& x) { using std::atan; return atan(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { return 1 / (1 + x * x); }
+};
+struct atan2_rule {  // atan2(y, x): d/dy = x/(x^2+y^2), d/dx = -y/(x^2+y^2); NaN at (0, 0)
+  static constexpr char const* name = "atan2";
+  template <class Y, class X>
+  static auto value(Y const& y, X const& x) { using std::atan2; return atan2(y, x); }
+  template <std::size_t I, class Y, class X, class T>
+  static T partial(Y const& y, X const& x, T const&) {
+    if constexpr (I == 0) return x / (x * x + y * y);
+    else return -y / (x * x + y * y);
+  }
+};
+struct sinh_rule {
+  static constexpr char const* name = "sinh";
+  template <class X>
+  static auto value(X const& x) { using std::sinh; return sinh(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { using std::cosh; return cosh(x); }
+};
+struct cosh_rule {
+  static constexpr char const* name = "cosh";
+  template <class X>
+  static auto value(X const& x) { using std::cosh; return cosh(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { using std::sinh; return sinh(x); }
+};
+struct tanh_rule {  // d = 1 - r^2
+  static constexpr char const* name = "tanh";
+  template <class X>
+  static auto value(X const& x) { using std::tanh; return tanh(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const&, T const& r) { return 1 - r * r; }
+};
+struct asinh_rule {  // d = 1/hypot(x, 1) (no overflow for large x)
+  static constexpr char const* name = "asinh";
+  template <class X>
+  static auto value(X const& x) { using std::asinh; return asinh(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { using std::hypot; return 1 / hypot(x, 1); }
+};
+struct acosh_rule {  // d = 1/(sqrt(x-1) sqrt(x+1))
+  static constexpr char const* name = "acosh";
+  template <class X>
+  static auto value(X const& x) { using std::acosh; return acosh(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { using std::sqrt; return 1 / (sqrt(x - 1) * sqrt(x + 1)); }
+};
+struct atanh_rule {  // d = 1/((1-x)(1+x))
+  static constexpr char const* name = "atanh";
+  template <class X>
+  static auto value(X const& x) { using std::atanh; return atanh(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { return 1 / ((1 - x) * (1 + x)); }
+};
+struct hypot_rule {  // d/dx = x/r, d/dy = y/r; NaN at (0, 0)
+  static constexpr char const* name = "hypot";
+  template <class X, class Y>
+  static auto value(X const& x, Y const& y) { using std::hypot; return hypot(x, y); }
+  template <std::size_t I, class X, class Y, class T>
+  static T partial(X const& x, Y const& y, T const& r) {
+    if constexpr (I == 0) return x / r;
+    else return y / r;
+  }
+};
+
+// ---- special functions ----------------------------------------------------------------------
+struct erf_rule {  // d = 2/sqrt(pi) exp(-x^2)
+  static constexpr char const* name = "erf";
+  template <class X>
+  static auto value(X const& x) { using std::erf; return erf(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) {
+    using std::exp;
+    return std::numbers::inv_sqrtpi_v<innermost_t<T>> * 2 * exp(-(x * x));
+  }
+};
+struct erfc_rule {  // d = -2/sqrt(pi) exp(-x^2)
+  static constexpr char const* name = "erfc";
+  template <class X>
+  static auto value(X const& x) { using std::erfc; return erfc(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) {
+    using std::exp;
+    return std::numbers::inv_sqrtpi_v<innermost_t<T>> * -2 * exp(-(x * x));
+  }
+};
+template <int N>
+struct polygamma_rule;
+struct lgamma_rule {  // d = digamma(x)
+  static constexpr char const* name = "lgamma";
+  template <class X>
+  static auto value(X const& x) { using std::lgamma; return lgamma(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { return make_expr<polygamma_rule<0>>(x); }
+};
+struct tgamma_rule {  // d = r digamma(x)
+  static constexpr char const* name = "tgamma";
+  template <class X>
+  static auto value(X const& x) { using std::tgamma; return tgamma(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const& r) { return r * make_expr<polygamma_rule<0>>(x); }
+};
+template <int N>
+struct polygamma_rule {  // psi^(N); d = psi^(N+1)
+  static constexpr char const* name = N == 0 ? "digamma" : N == 1 ? "trigamma" : "polygamma";
+  template <class X>
+  static auto value(X const& x) {
+    if constexpr (std::is_arithmetic_v<X>)
+      return boost::math::polygamma(N, x, quiet_math_policy{});
+    else
+      return make_expr<polygamma_rule<N>>(x);
+  }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { return make_expr<polygamma_rule<N + 1>>(x); }
+};
+
+// ---- piecewise: documented choices at the kinks ---------------------------------------------
+template <class T, class X>
+constexpr T sign_of(X const& x) {
+  auto p = primal_of(x);
+  return cst<T>(p > 0 ? 1 : (p < 0 ? -1 : 0));
+}
+struct abs_rule {  // d = sign(x); 0 at +-0
+  static constexpr char const* name = "abs";
+  template <class X>
+  static auto value(X const& x) { using std::abs; return abs(x); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { return sign_of<T>(x); }
+};
+struct relu_rule {  // d = 1 if x > 0 else 0
+  static constexpr char const* name = "relu";
+  template <class T, class X>
+  static T value_as(X const& x) { return primal_of(x) > 0 ? to_value<T>(x) : cst<T>(0); }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) { return cst<T>(primal_of(x) > 0 ? 1 : 0); }
+};
+struct max_rule {  // ties: 1/2 each; NaN in either argument: NaN with zero partials
+  static constexpr char const* name = "max";
+  template <class T, class X, class Y>
+  static T value_as(X const& x, Y const& y) {
+    auto a = primal_of(x), b = primal_of(y);
+    if (a != a || b != b) return cst<T>(std::numeric_limits<innermost_t<T>>::quiet_NaN());
+    return a >= b ? to_value<T>(x) : to_value<T>(y);
+  }
+  template <std::size_t I, class X, class Y, class T>
+  static T partial(X const& x, Y const& y, T const&) {
+    auto a = primal_of(x), b = primal_of(y);
+    if (I == 1) std::swap(a, b);
+    return cst<T>(a > b ? 1.0 : (a == b ? 0.5 : 0.0));
+  }
+};
+struct min_rule {  // ties: 1/2 each; NaN in either argument: NaN with zero partials
+  static constexpr char const* name = "min";
+  template <class T, class X, class Y>
+  static T value_as(X const& x, Y const& y) {
+    auto a = primal_of(x), b = primal_of(y);
+    if (a != a || b != b) return cst<T>(std::numeric_limits<innermost_t<T>>::quiet_NaN());
+    return a <= b ? to_value<T>(x) : to_value<T>(y);
+  }
+  template <std::size_t I, class X, class Y, class T>
+  static T partial(X const& x, Y const& y, T const&) {
+    auto a = primal_of(x), b = primal_of(y);
+    if (I == 1) std::swap(a, b);
+    return cst<T>(a < b ? 1.0 : (a == b ? 0.5 : 0.0));
+  }
+};
+struct fmax_rule {  // ties and NaN-free pairs: all to the larger, ties to x; a NaN side gets 0
+  static constexpr char const* name = "fmax";
+  static constexpr bool take_x(auto a, auto b) { return b != b || a >= b; }
+  template <class T, class X, class Y>
+  static T value_as(X const& x, Y const& y) {
+    return take_x(primal_of(x), primal_of(y)) ? to_value<T>(x) : to_value<T>(y);
+  }
+  template <std::size_t I, class X, class Y, class T>
+  static T partial(X const& x, Y const& y, T const&) {
+    bool tx = take_x(primal_of(x), primal_of(y));
+    return cst<T>((I == 0) == tx ? 1 : 0);
+  }
+};
+struct fmin_rule {  // ties: all to x; a NaN side gets 0
+  static constexpr char const* name = "fmin";
+  static constexpr bool take_x(auto a, auto b) { return b != b || a <= b; }
+  template <class T, class X, class Y>
+  static T value_as(X const& x, Y const& y) {
+    return take_x(primal_of(x), primal_of(y)) ? to_value<T>(x) : to_value<T>(y);
+  }
+  template <std::size_t I, class X, class Y, class T>
+  static T partial(X const& x, Y const& y, T const&) {
+    bool tx = take_x(primal_of(x), primal_of(y));
+    return cst<T>((I == 0) == tx ? 1 : 0);
+  }
+};
+struct clamp_rule {  // d/dx = 1 on [lo, hi] (inclusive, as torch.clamp); outside, the bound taken gets 1
+  static constexpr char const* name = "clamp";
+  // which operand the result is: 0 = x, 1 = lo, 2 = hi (lo > hi gives hi, as torch)
+  static constexpr int pick(auto x, auto lo, auto hi) {
+    if (lo > hi) return 2;
+    if (x < lo) return 1;
+    if (x > hi) return 2;
+    return 0;
+  }
+  template <class T, class X, class L, class H>
+  static T value_as(X const& x, L const& lo, H const& hi) {
+    auto const px = primal_of(x);
+    if (px != px) return to_value<T>(x);
+    switch (pick(px, primal_of(lo), primal_of(hi))) {
+      case 1: return to_value<T>(lo);
+      case 2: return to_value<T>(hi);
+      default: return to_value<T>(x);
+    }
+  }
+  template <std::size_t I, class X, class L, class H, class T>
+  static T partial(X const& x, L const& lo, H const& hi, T const&) {
+    auto const px = primal_of(x);
+    if (px != px) return cst<T>(0);
+    return cst<T>(pick(px, primal_of(lo), primal_of(hi)) == static_cast<int>(I) ? 1 : 0);
+  }
+};
+struct select_rule {  // where(c, a, b): d/da = c, d/db = !c
+  static constexpr char const* name = "where";
+  template <class T, class C, class A, class B>
+  static T value_as(C const& c, A const& a, B const& b) {
+    return primal_of(c) != 0 ? to_value<T>(a) : to_value<T>(b);
+  }
+  template <std::size_t I, class C, class A, class B, class T>
+  static T partial(C const& c, A const&, B const&, T const&) {
+    bool const take_a = primal_of(c) != 0;
+    return cst<T>((I == 1) == take_a ? 1 : 0);
+  }
+};
+struct fmod_rule {  // d/dx = 1, d/dy = -trunc(x/y)
+  static constexpr char const* name = "fmod";
+  template <class X, class Y>
+  static auto value(X const& x, Y const& y) { using std::fmod; return fmod(x, y); }
+  template <std::size_t I, class X, class Y, class T>
+  static T partial(X const& x, Y const& y, T const&) {
+    if constexpr (I == 0) return cst<T>(1);
+    else return cst<T>(-std::trunc(primal_of(x) / primal_of(y)));
+  }
+};
+/// Rounding: piecewise constant, derivative 0 (the result stays connected to x).
+template <int Kind>
+struct rounding_rule {
+  static constexpr char const* name = Kind == 0 ? "floor" : Kind == 1 ? "ceil" : Kind == 2 ? "round" : "trunc";
+  template <class T, class X>
+  static T value_as(X const& x) {
+    auto p = primal_of(x);
+    innermost_t<T> v = Kind == 0 ? std::floor(p) : Kind == 1 ? std::ceil(p) : Kind == 2 ? std::round(p) : std::trunc(p);
+    return cst<T>(v);
+  }
+  template <class X>
+    requires std::is_arithmetic_v<X>
+  static X value(X const& x) {
+    return value_as<X>(x);
+  }
+  template <std::size_t, class X, class T>
+  static T partial(X const&, T const&) { return cst<T>(0); }
+};
+
+}  // namespace detail
+
+// ---- entry points ---------------------------------------------------------------------------
+// Each accepts AD scalars, expressions and plain numbers (plain numbers are evaluated at once).
+
+template <class X>
+concept rule_operand = ad_operand<X> || arithmetic<X>;
+template <class X, class Y>
+concept rule_operands2 = rule_operand<X> && rule_operand<Y> && (ad_operand<X> || ad_operand<Y>);
+
+template <ad_operand X> constexpr auto operator-(X&& x) { return detail::make_expr<detail::neg_rule>(std::forward<X>(x)); }
+template <ad_operand X> constexpr auto operator+(X&& x) { return ad_type_t<X>(std::forward<X>(x)); }
+template <class X, class Y> requires rule_operands2<X, Y>
+constexpr auto operator+(X&& x, Y&& y) { return detail::make_expr<detail::add_rule>(std::forward<X>(x), std::forward<Y>(y)); }
+template <class X, class Y> requires rule_operands2<X, Y>
+constexpr auto operator-(X&& x, Y&& y) { return detail::make_expr<detail::sub_rule>(std::forward<X>(x), std::forward<Y>(y)); }
+template <class X, class Y> requires rule_operands2<X, Y>
+constexpr auto operator*(X&& x, Y&& y) { return detail::make_expr<detail::mul_rule>(std::forward<X>(x), std::forward<Y>(y)); }
+template <class X, class Y> requires rule_operands2<X, Y>
+constexpr auto operator/(X&& x, Y&& y) { return detail::make_expr<detail::div_rule>(std::forward<X>(x), std::forward<Y>(y)); }
+
+#define ADX_UNARY_ENTRY(fn, rule)                                        \
+  template <rule_operand X>                                              \
+  constexpr auto fn(X&& x) {                                             \
+    return detail::make_expr<detail::rule>(std::forward<X>(x));          \
+  }
+#define ADX_BINARY_ENTRY(fn, rule)                                                           \
+  template <rule_operand X, rule_operand Y>                                                  \
+  constexpr auto fn(X&& x, Y&& y) {                                                          \
+    return detail::make_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y));          \
+  }
+
+ADX_UNARY_ENTRY(exp, exp_rule)
+ADX_UNARY_ENTRY(exp2, exp2_rule)
+ADX_UNARY_ENTRY(expm1, expm1_rule)
+ADX_UNARY_ENTRY(log, log_rule)
+ADX_UNARY_ENTRY(log2, log2_rule)
+ADX_UNARY_ENTRY(log10, log10_rule)
+ADX_UNARY_ENTRY(log1p, log1p_rule)
+ADX_UNARY_ENTRY(sqrt, sqrt_rule)
+ADX_UNARY_ENTRY(cbrt, cbrt_rule)
+ADX_BINARY_ENTRY(pow, pow_rule)
+ADX_UNARY_ENTRY(sin, sin_rule)
+ADX_UNARY_ENTRY(cos, cos_rule)
+ADX_UNARY_ENTRY(tan, tan_rule)
+ADX_UNARY_ENTRY(asin, asin_rule)
+ADX_UNARY_ENTRY(acos, acos_rule)
+ADX_UNARY_ENTRY(atan, atan_rule)
+ADX_BINARY_ENTRY(atan2, atan2_rule)
+ADX_UNARY_ENTRY(sinh, sinh_rule)
+ADX_UNARY_ENTRY(cosh, cosh_rule)
+ADX_UNARY_ENTRY(tanh, tanh_rule)
+ADX_UNARY_ENTRY(asinh, asinh_rule)
+ADX_UNARY_ENTRY(acosh, acosh_rule)
+ADX_UNARY_ENTRY(atanh, atanh_rule)
+ADX_BINARY_ENTRY(hypot, hypot_rule)
+ADX_UNARY_ENTRY(erf, erf_rule)
+ADX_UNARY_ENTRY(erfc, erfc_rule)
+ADX_UNARY_ENTRY(lgamma, lgamma_rule)
+ADX_UNARY_ENTRY(tgamma, tgamma_rule)
+ADX_UNARY_ENTRY(digamma, polygamma_rule<0>)
+ADX_UNARY_ENTRY(trigamma, polygamma_rule<1>)
+ADX_UNARY_ENTRY(abs, abs_rule)
+ADX_UNARY_ENTRY(fabs, abs_rule)
+ADX_UNARY_ENTRY(relu, relu_rule)
+ADX_BINARY_ENTRY(max, max_rule)
+ADX_BINARY_ENTRY(min, min_rule)
+ADX_BINARY_ENTRY(fmax, fmax_rule)
+ADX_BINARY_ENTRY(fmin, fmin_rule)
+ADX_BINARY_ENTRY(fmod, fmod_rule)
+ADX_UNARY_ENTRY(floor, rounding_rule<0>)
+ADX_UNARY_ENTRY(ceil, rounding_rule<1>)
+ADX_UNARY_ENTRY(round, rounding_rule<2>)
+ADX_UNARY_ENTRY(trunc, rounding_rule<3>)
+#undef ADX_UNARY_ENTRY
+#undef ADX_BINARY_ENTRY
+
+/// psi^(N)(x), the N-th derivative of digamma.
+template <int N, rule_operand X>
+constexpr auto polygamma(X&& x) {
+  return detail::make_expr<detail::polygamma_rule<N>>(std::forward<X>(x));
+}
+/// clamp(x, lo, hi) with inclusive bounds (d/dx = 1 at lo and hi).
+template <rule_operand X, rule_operand L, rule_operand H>
+constexpr auto clamp(X&& x, L&& lo, H&& hi) {
+  return detail::make_expr<detail::clamp_rule>(std::forward<X>(x), std::forward<L>(lo), std::forward<H>(hi));
+}
+/// where(c, a, b): a where c holds, else b. The gradient flows into the selected side only.
+template <rule_operand A, rule_operand B>
+constexpr auto where(bool c, A&& a, B&& b) {
+  return detail::make_expr<detail::select_rule>(c, std::forward<A>(a), std::forward<B>(b));
+}
+
+/// Every rule, for the generic tests and for tools that enumerate functions.
+using all_unary_rules = boost::mp11::mp_list<
+    detail::neg_rule, detail::exp_rule, detail::exp2_rule, detail::expm1_rule, detail::log_rule, detail::log2_rule,
+    detail::log10_rule, detail::log1p_rule, detail::sqrt_rule, detail::cbrt_rule, detail::sin_rule, detail::cos_rule,
+    detail::tan_rule, detail::asin_rule, detail::acos_rule, detail::atan_rule, detail::sinh_rule, detail::cosh_rule,
+    detail::tanh_rule, detail::asinh_rule, detail::acosh_rule, detail::atanh_rule, detail::erf_rule, detail::erfc_rule,
+    detail::lgamma_rule, detail::tgamma_rule, detail::polygamma_rule<0>, detail::polygamma_rule<1>, detail::abs_rule,
+    detail::relu_rule, detail::rounding_rule<0>, detail::rounding_rule<1>, detail::rounding_rule<2>,
+    detail::rounding_rule<3>>;
+using all_binary_rules =
+    boost::mp11::mp_list<detail::add_rule, detail::sub_rule, detail::mul_rule, detail::div_rule, detail::pow_rule,
+                         detail::atan2_rule, detail::hypot_rule, detail::max_rule, detail::min_rule, detail::fmax_rule,
+                         detail::fmin_rule, detail::fmod_rule>;
+
+}  // namespace adx
