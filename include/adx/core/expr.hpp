@@ -120,6 +120,7 @@ class expr : public expr_tag {
   static constexpr std::size_t n_active = (Ops::n_active + ...);
 
   template <class... A>
+    requires(sizeof...(A) == sizeof...(Ops) && (sizeof...(A) != 1 || !(std::is_same_v<std::remove_cvref_t<A>, expr> || ...)))
   constexpr explicit expr(A&&... a)
       : ops_(std::forward<A>(a)...),
         val_(std::apply([](auto const&... op) { return evaluate_rule<Rule, value_type>(op.val()...); }, ops_)) {}

@@ -486,7 +486,9 @@ struct rounding_rule {
 }  // namespace detail
 
 // ---- entry points ---------------------------------------------------------------------------
-// Each accepts AD scalars, expressions and plain numbers (plain numbers are evaluated at once).
+// Functions that <cmath> also has take at least one AD operand (plain numbers keep calling std,
+// so `using namespace adx;` never makes a call ambiguous). adx's own functions (relu, clamp,
+// where, digamma, trigamma, polygamma) also take plain numbers and evaluate them at once.
 
 template <class X>
 concept rule_operand = ad_operand<X> || arithmetic<X>;
@@ -505,12 +507,18 @@ template <class X, class Y> requires rule_operands2<X, Y>
 constexpr auto operator/(X&& x, Y&& y) { return detail::make_expr<detail::div_rule>(std::forward<X>(x), std::forward<Y>(y)); }
 
 #define ADX_UNARY_ENTRY(fn, rule)                                        \
+  template <ad_operand X>                                                \
+  constexpr auto fn(X&& x) {                                             \
+    return detail::make_expr<detail::rule>(std::forward<X>(x));          \
+  }
+#define ADX_OWN_UNARY_ENTRY(fn, rule)                                    \
   template <rule_operand X>                                              \
   constexpr auto fn(X&& x) {                                             \
     return detail::make_expr<detail::rule>(std::forward<X>(x));          \
   }
 #define ADX_BINARY_ENTRY(fn, rule)                                                           \
-  template <rule_operand X, rule_operand Y>                                                  \
+  template <class X, class Y>                                                                \
+    requires rule_operands2<X, Y>                                                            \
   constexpr auto fn(X&& x, Y&& y) {                                                          \
     return detail::make_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y));          \
   }
@@ -543,11 +551,11 @@ ADX_UNARY_ENTRY(erf, erf_rule)
 ADX_UNARY_ENTRY(erfc, erfc_rule)
 ADX_UNARY_ENTRY(lgamma, lgamma_rule)
 ADX_UNARY_ENTRY(tgamma, tgamma_rule)
-ADX_UNARY_ENTRY(digamma, polygamma_rule<0>)
-ADX_UNARY_ENTRY(trigamma, polygamma_rule<1>)
+ADX_OWN_UNARY_ENTRY(digamma, polygamma_rule<0>)
+ADX_OWN_UNARY_ENTRY(trigamma, polygamma_rule<1>)
 ADX_UNARY_ENTRY(abs, abs_rule)
 ADX_UNARY_ENTRY(fabs, abs_rule)
-ADX_UNARY_ENTRY(relu, relu_rule)
+ADX_OWN_UNARY_ENTRY(relu, relu_rule)
 ADX_BINARY_ENTRY(max, max_rule)
 ADX_BINARY_ENTRY(min, min_rule)
 ADX_BINARY_ENTRY(fmax, fmax_rule)
@@ -558,6 +566,7 @@ ADX_UNARY_ENTRY(ceil, rounding_rule<1>)
 ADX_UNARY_ENTRY(round, rounding_rule<2>)
 ADX_UNARY_ENTRY(trunc, rounding_rule<3>)
 #undef ADX_UNARY_ENTRY
+#undef ADX_OWN_UNARY_ENTRY
 #undef ADX_BINARY_ENTRY
 
 /// psi^(N)(x), the N-th derivative of digamma.

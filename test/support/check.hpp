@@ -1,0 +1,71 @@
+// Test support: comparison with IEEE classes (NaN equals NaN, infinities by sign) and the
+// reference vectors of test/reference/.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace adx_test {
+
+/// a and b agree: same class when either is not finite, else |a-b| <= atol + rtol |b|.
+inline bool close(double a, double b, double rtol = 1e-12, double atol = 1e-12) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  if (std::isinf(a) || std::isinf(b)) return a == b;
+  return std::abs(a - b) <= atol + rtol * std::abs(b);
+}
+
+#define ADX_CHECK_CLOSE(a, b, rtol, atol)                                              \
+  do {                                                                                 \
+    double const adx_a_ = (a), adx_b_ = (b);                                           \
+    INFO(#a " = " << adx_a_ << ", " #b " = " << adx_b_);                               \
+    CHECK(::adx_test::close(adx_a_, adx_b_, (rtol), (atol)));                          \
+  } while (0)
+
+inline nlohmann::json const& reference() {
+  static nlohmann::json const j = [] {
+    std::ifstream in(ADX_REFERENCE_DIR "/reference_public.json");
+    REQUIRE_MESSAGE(in.good(), "cannot open " ADX_REFERENCE_DIR "/reference_public.json");
+    return nlohmann::json::parse(in);
+  }();
+  return j;
+}
+inline nlohmann::json const& seeds() {
+  static nlohmann::json const j = [] {
+    std::ifstream in(ADX_REFERENCE_DIR "/seed_examples.json");
+    REQUIRE_MESSAGE(in.good(), "cannot open " ADX_REFERENCE_DIR "/seed_examples.json");
+    return nlohmann::json::parse(in);
+  }();
+  return j;
+}
+inline nlohmann::json const& reference_case(std::string const& name) {
+  for (auto const& c : reference()["cases"])
+    if (c["name"] == name) return c;
+  FAIL("no reference case " << name);
+  static nlohmann::json const none;
+  return none;
+}
+
+/// A JSON number or one of the strings "nan", "inf", "-inf".
+inline double number(nlohmann::json const& v) {
+  if (v.is_string()) {
+    auto const s = v.get<std::string>();
+    if (s == "nan") return std::nan("");
+    if (s == "inf") return INFINITY;
+    if (s == "-inf") return -INFINITY;
+    FAIL("not a number: " << s);
+  }
+  return v.get<double>();
+}
+/// The flat data of a reference tensor {"shape": [...], "data": [...]}.
+inline std::vector<double> data(nlohmann::json const& t) {
+  std::vector<double> out;
+  for (auto const& v : t["data"]) out.push_back(number(v));
+  return out;
+}
+
+}  // namespace adx_test
