@@ -28,8 +28,7 @@ int main() {
     var<double> x = 2.0, y = 3.0;
     var<double> z = x * x * y;
     backward(z);
-    show("001 torch: z = x*x*y, z.backward() -> x.grad y.grad", num(x.adjoint()) + " " + num(y.adjoint()),
-         "12.0 4.0");
+    show("001 torch: z = x*x*y, z.backward() -> x.grad y.grad", num(x.adjoint()) + " " + num(y.adjoint()), "12.0 4.0");
     show("001 torch: autograd.grad(z, x)[0]", num(x.adjoint()), "12.0");
   }
   {  // seed 003 test 6: a = 2; y = pow(a, 2.); three tf.gradients in a row
@@ -83,7 +82,8 @@ int main() {
     show("003 answer 3: y = 2x + 1 at 3 -> dy/dx", num(x.adjoint()), "2.0");
   }
   std::printf("\n%d of %d examples print what the seed printed.\n", agreed, shown);
-  std::printf("Tensor examples (MatMul, Dense, MSELoss) and the full tf/mindspore/torch APIs come with\n"
-              "the tensor and API layers.\n");
+  std::printf(
+      "Tensor examples (MatMul, Dense, MSELoss) and the full tf/mindspore/torch APIs come with\n"
+      "the tensor and API layers.\n");
   return agreed == shown ? 0 : 1;
 }

@@ -32,8 +32,8 @@ TEST_CASE("var: one statement per assignment, partials of the whole expression")
 TEST_CASE("var: expressions never dangle (auto, helpers, lambdas returning auto)") {
   tape_scope<var<double>> scope;
   var<double> a = 1.5, b = -0.5;
-  auto e = a * b;            // an expression kept in a variable
-  auto f = e + a * e;        // built from it
+  auto e = a * b;                        // an expression kept in a variable
+  auto f = e + a * e;                    // built from it
   var<double> g = helper_product(a, b);  // parameters die when the helper returns
   var<double> s = make_square()(a + b);  // lambda over a temporary expression
   var<double> r = f + g + s;
@@ -56,7 +56,7 @@ TEST_CASE("var: assignment is alias-safe") {
   tape_scope<var<double>> scope;
   var<double> x0 = 1.5, y = 2.0;
   var<double> x = x0;
-  x = x * y + x;  // x1 = x0 (y + 1)
+  x = x * y + x;   // x1 = x0 (y + 1)
   x *= x + 3 * x;  // x2 = 4 x1^2
   backward(x);
   double const x1 = 1.5 * 3.0;

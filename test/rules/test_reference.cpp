@@ -41,8 +41,8 @@ void unary_case(std::string const& name, F const& f, double rtol = 1e-12) {
           CHECK(std::isnan(m.d[k]));
           continue;
         }
-        INFO(name << " x = " << xs[i] << " " << keys[k] << " mode " << std::string(m.mode) << ": got " << m.d[k] << " want "
-                  << want);
+        INFO(name << " x = " << xs[i] << " " << keys[k] << " mode " << std::string(m.mode) << ": got " << m.d[k]
+                  << " want " << want);
         CHECK(close(m.d[k], want, rtol, 1e-12));
       }
     }
@@ -79,7 +79,8 @@ TEST_CASE("reference: elementary unary functions in every mode") {
   unary_case("elem_log1p", [](auto const& x) { return log1p(x); });
   unary_case("elem_expm1", [](auto const& x) { return expm1(x); });
   unary_case("elem_sqrt", [](auto const& x) { return sqrt(x); });
-  unary_case("elem_cbrt", [](auto const& x) { return cbrt(x); }, 1e-11);
+  unary_case(
+      "elem_cbrt", [](auto const& x) { return cbrt(x); }, 1e-11);
   unary_case("elem_sin", [](auto const& x) { return sin(x); });
   unary_case("elem_cos", [](auto const& x) { return cos(x); });
   unary_case("elem_tan", [](auto const& x) { return tan(x); });
@@ -95,7 +96,8 @@ TEST_CASE("reference: elementary unary functions in every mode") {
   unary_case("elem_abs", [](auto const& x) { return abs(x); });
   unary_case("elem_erf", [](auto const& x) { return erf(x); });
   unary_case("elem_erfc", [](auto const& x) { return erfc(x); });
-  unary_case("elem_lgamma", [](auto const& x) { return lgamma(x); }, 1e-9);
+  unary_case(
+      "elem_lgamma", [](auto const& x) { return lgamma(x); }, 1e-9);
   unary_case("elem_pow_scalar_2_5", [](auto const& x) { return pow(x, 2.5); });
   unary_case("elem_pow_scalar_3_negbase", [](auto const& x) { return pow(x, 3.0); });
   unary_case("elem_pow_scalar_m1_5", [](auto const& x) { return pow(x, -1.5); });
@@ -129,11 +131,13 @@ TEST_CASE("reference: non-differentiable points follow one rule in every mode (S
     auto const x = data(c["inputs"]["x"]), y = data(c["inputs"]["y"]);
     auto const& e = c["expected"];
     for (std::size_t i = 0; i < x.size(); ++i) {
-      for (auto const& m : adx_test::binary_all_modes([](auto const& a, auto const& b) { return max(a, b); }, x[i], y[i])) {
+      for (auto const &m :
+           adx_test::binary_all_modes([](auto const&a, auto const&b) { return max(a, b); }, x[i], y[i])) {
         CHECK(close(m.gx, data(e["maximum_grad"]["x"])[i]));
         CHECK(close(m.gy, data(e["maximum_grad"]["y"])[i]));
       }
-      for (auto const& m : adx_test::binary_all_modes([](auto const& a, auto const& b) { return min(a, b); }, x[i], y[i])) {
+      for (auto const &m :
+           adx_test::binary_all_modes([](auto const&a, auto const&b) { return min(a, b); }, x[i], y[i])) {
         CHECK(close(m.gx, data(e["minimum_grad"]["x"])[i]));
         CHECK(close(m.gy, data(e["minimum_grad"]["y"])[i]));
       }
@@ -144,7 +148,8 @@ TEST_CASE("reference: non-differentiable points follow one rule in every mode (S
     auto const x = data(c["inputs"]["x"]), y = data(c["inputs"]["y"]);
     auto const& e = c["expected"];
     for (std::size_t i = 0; i < x.size(); ++i) {
-      for (auto const& m : adx_test::binary_all_modes([](auto const& a, auto const& b) { return pow(a, b); }, x[i], y[i])) {
+      for (auto const &m :
+           adx_test::binary_all_modes([](auto const&a, auto const&b) { return pow(a, b); }, x[i], y[i])) {
         INFO("pow(" << x[i] << ", " << y[i] << ") mode " << std::string(m.mode));
         CHECK(close(m.v, data(e["value"])[i]));
         CHECK(close(m.gx, data(e["grad"]["x"])[i]));
@@ -162,9 +167,9 @@ TEST_CASE("reference: non-differentiable points follow one rule in every mode (S
   SUBCASE("sqrt(x*x), atan2 and hypot at zero give NaN as torch does") {
     for (auto const& m : adx_test::unary_all_modes([](auto const& a) { return sqrt(a * a); }, 0.0))
       if (std::string(m.mode) != "double") CHECK(std::isnan(m.d[1]));
-    for (auto const& m : adx_test::binary_all_modes([](auto const& a, auto const& b) { return atan2(a, b); }, 0.0, 0.0))
+    for (auto const &m : adx_test::binary_all_modes([](auto const&a, auto const&b) { return atan2(a, b); }, 0.0, 0.0))
       CHECK((std::isnan(m.gx) && std::isnan(m.gy)));
-    for (auto const& m : adx_test::binary_all_modes([](auto const& a, auto const& b) { return hypot(a, b); }, 0.0, 0.0))
+    for (auto const &m : adx_test::binary_all_modes([](auto const&a, auto const&b) { return hypot(a, b); }, 0.0, 0.0))
       CHECK((std::isnan(m.gx) && std::isnan(m.gy)));
   }
 }
@@ -182,7 +187,10 @@ TEST_CASE("reference: derivatives to 4th order (derivs_*)") {
           CHECK(close(m.d[k], want[k], 1e-12, 1e-12));
         }
   };
-  run("derivs_x5", [](auto const& x) { using std::pow; return pow(x, 5); });
+  run("derivs_x5", [](auto const& x) {
+    using std::pow;
+    return pow(x, 5);
+  });
   run("derivs_sin_exp", [](auto const& x) { return sin(x) * exp(x); });
   run("derivs_log1p_sq", [](auto const& x) { return log(1 + x * x); });
   run("derivs_tanh", [](auto const& x) { return tanh(x); });
@@ -229,42 +237,54 @@ TEST_CASE("reference: Hessians by forward-over-reverse") {
     for (std::size_t i = 0; i < 4; ++i) CHECK(close(h[i], hw[i]));
   }
   SUBCASE("rosenbrock") {
-    hessian_case("hessian_rosenbrock3", [](auto const& x) {
-      using S = std::remove_cvref_t<decltype(x[0])>;
-      S f = 0.0 * x[0];
-      for (std::size_t i = 0; i + 1 < x.size(); ++i) f += 100 * pow(x[i + 1] - x[i] * x[i], 2) + pow(1 - x[i], 2);
-      return f;
-    }, data(reference_case("hessian_rosenbrock3")["inputs"]["x"]));
+    hessian_case(
+        "hessian_rosenbrock3",
+        [](auto const& x) {
+          using S = std::remove_cvref_t<decltype(x[0])>;
+          S f = 0.0 * x[0];
+          for (std::size_t i = 0; i + 1 < x.size(); ++i) f += 100 * pow(x[i + 1] - x[i] * x[i], 2) + pow(1 - x[i], 2);
+          return f;
+        },
+        data(reference_case("hessian_rosenbrock3")["inputs"]["x"]));
   }
   SUBCASE("quadratic form") {
-    hessian_case("hessian_quadratic_form", [](auto const& x) {
-      using S = std::remove_cvref_t<decltype(x[0])>;
-      S f = 0.0 * x[0];
-      for (int i = 0; i < 3; ++i) {
-        S ax = 0.0 * x[0];
-        for (int j = 0; j < 3; ++j) ax += quad_A[i][j] * x[j];
-        f += 0.5 * x[i] * ax + quad_b[i] * x[i];
-      }
-      return f;
-    }, data(reference_case("hessian_quadratic_form")["inputs"]["x"]));
+    hessian_case(
+        "hessian_quadratic_form",
+        [](auto const& x) {
+          using S = std::remove_cvref_t<decltype(x[0])>;
+          S f = 0.0 * x[0];
+          for (int i = 0; i < 3; ++i) {
+            S ax = 0.0 * x[0];
+            for (int j = 0; j < 3; ++j) ax += quad_A[i][j] * x[j];
+            f += 0.5 * x[i] * ax + quad_b[i] * x[i];
+          }
+          return f;
+        },
+        data(reference_case("hessian_quadratic_form")["inputs"]["x"]));
   }
   SUBCASE("stop_gradient: x * sg(x) has gradient x and Hessian 0") {
-    hessian_case("stop_gradient_x_times_sg_x", [](auto const& x) {
-      using S = std::remove_cvref_t<decltype(x[0])>;
-      S f = 0.0 * x[0];
-      for (auto const& xi : x) f += xi * stop_gradient(xi);
-      return f;
-    }, data(reference_case("stop_gradient_x_times_sg_x")["inputs"]["x"]));
+    hessian_case(
+        "stop_gradient_x_times_sg_x",
+        [](auto const& x) {
+          using S = std::remove_cvref_t<decltype(x[0])>;
+          S f = 0.0 * x[0];
+          for (auto const& xi : x) f += xi * stop_gradient(xi);
+          return f;
+        },
+        data(reference_case("stop_gradient_x_times_sg_x")["inputs"]["x"]));
   }
   SUBCASE("stop_gradient: stable logsumexp") {
-    hessian_case("stop_gradient_stable_logsumexp", [](auto const& x) {
-      using S = std::remove_cvref_t<decltype(x[0])>;
-      S m = stop_gradient(x[0]);
-      for (auto const& xi : x) m = stop_gradient(max(m, xi));
-      S s = 0.0 * x[0];
-      for (auto const& xi : x) s += exp(xi - m);
-      return S(log(s) + m);
-    }, data(reference_case("stop_gradient_stable_logsumexp")["inputs"]["x"]));
+    hessian_case(
+        "stop_gradient_stable_logsumexp",
+        [](auto const& x) {
+          using S = std::remove_cvref_t<decltype(x[0])>;
+          S m = stop_gradient(x[0]);
+          for (auto const& xi : x) m = stop_gradient(max(m, xi));
+          S s = 0.0 * x[0];
+          for (auto const& xi : x) s += exp(xi - m);
+          return S(log(s) + m);
+        },
+        data(reference_case("stop_gradient_stable_logsumexp")["inputs"]["x"]));
   }
 }
 

@@ -50,7 +50,7 @@ TEST_CASE("every unary rule agrees across modes and with finite differences to 4
     unary_fn<Rule> const f;
     for (double x0 : {-0.7, 0.3, 0.8, 1.4, 2.3}) {
       auto const modes = adx_test::unary_all_modes(f, x0);
-      auto const& ref = modes[1];  // dual^4 gives every order
+      auto const& ref = modes[1];        // dual^4 gives every order
       if (!all_finite(ref.d)) continue;  // outside the function's domain
       INFO(std::string(Rule::name) << " at x = " << x0);
       for (auto const& m : modes) {
@@ -84,8 +84,8 @@ TEST_CASE("every binary rule agrees across modes and with finite differences to 
       INFO(std::string(Rule::name) << " at (" << x0 << ", " << y0 << ")");
       for (auto const& m : modes) {
         INFO("mode " << std::string(m.mode));
-        for (auto [a, b] : {std::pair{m.v, r.v}, {m.gx, r.gx}, {m.gy, r.gy}, {m.hxx, r.hxx}, {m.hxy, r.hxy},
-                            {m.hyy, r.hyy}})
+        for (auto [a, b] :
+             {std::pair{m.v, r.v}, {m.gx, r.gx}, {m.gy, r.gy}, {m.hxx, r.hxx}, {m.hxy, r.hxy}, {m.hyy, r.hyy}})
           if (!std::isnan(a)) CHECK(close(a, b, 1e-11, 1e-12));
       }
       auto val = [&](double x, double y) { return static_cast<double>(f(x, y)); };

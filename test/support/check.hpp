@@ -19,11 +19,11 @@ inline bool close(double a, double b, double rtol = 1e-12, double atol = 1e-12) 
   return std::abs(a - b) <= atol + rtol * std::abs(b);
 }
 
-#define ADX_CHECK_CLOSE(a, b, rtol, atol)                                              \
-  do {                                                                                 \
-    double const adx_a_ = (a), adx_b_ = (b);                                           \
-    INFO(#a " = " << adx_a_ << ", " #b " = " << adx_b_);                               \
-    CHECK(::adx_test::close(adx_a_, adx_b_, (rtol), (atol)));                          \
+#define ADX_CHECK_CLOSE(a, b, rtol, atol)                     \
+  do {                                                        \
+    double const adx_a_ = (a), adx_b_ = (b);                  \
+    INFO(#a " = " << adx_a_ << ", " #b " = " << adx_b_);      \
+    CHECK(::adx_test::close(adx_a_, adx_b_, (rtol), (atol))); \
   } while (0)
 
 inline nlohmann::json const& reference() {

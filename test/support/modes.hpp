@@ -78,8 +78,8 @@ std::vector<unary_derivs> unary_all_modes(F const& f, double x0) {
     var<dual<dual<double>>> g1 = x.adjoint();
     backward(g1);
     dual<dual<double>> g2 = x.value().adjoint();
-    out.push_back({"var<var<dual<dual>>>",
-                   {primal(y), primal(g1), primal(g2), g2.tangent().value(), g2.tangent().tangent()}});
+    out.push_back(
+        {"var<var<dual<dual>>>", {primal(y), primal(g1), primal(g2), g2.tangent().value(), g2.tangent().tangent()}});
   }
   return out;
 }
@@ -127,8 +127,7 @@ std::vector<binary_derivs> binary_all_modes(F const& f, double x0, double y0) {
     var<dual<double>> x = dual<double>(x0, 1.0), y = dual<double>(y0, 0.0);
     var<dual<double>> r = f(x, y);
     backward(r);
-    double gx = x.adjoint().value(), gy = y.adjoint().value(), hxx = x.adjoint().tangent(),
-           hxy = y.adjoint().tangent();
+    double gx = x.adjoint().value(), gy = y.adjoint().value(), hxx = x.adjoint().tangent(), hxy = y.adjoint().tangent();
     tape_scope<var<dual<double>>> s2;
     var<dual<double>> xb = dual<double>(x0, 0.0), yb = dual<double>(y0, 1.0);
     var<dual<double>> rb = f(xb, yb);

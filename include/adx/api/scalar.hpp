@@ -61,8 +61,7 @@ using nested_dual_t = typename detail::nested_dual<N, R>::type;
 
 /// {f(x), f'(x), ..., f^(N)(x)} for f: R -> R written over a generic scalar.
 template <std::size_t N, class F, class R>
-  requires std::is_floating_point_v<R>
-std::array<R, N + 1> derivative(F&& f, R x) {
+requires std::is_floating_point_v<R> std::array<R, N + 1> derivative(F&& f, R x) {
   auto y = nested_dual_t<N, R>(f(detail::seed_all_levels<N>(x)));
   std::array<R, N + 1> out{};
   for (std::size_t k = 0; k <= N; ++k) out[k] = detail::extract<N>(y, k);

@@ -9,20 +9,30 @@
 namespace adx {
 
 template <class X, class Y>
-concept comparable_operands = (ad_operand<X> || ad_operand<Y>) && (ad_operand<X> || arithmetic<X>) &&
-                              (ad_operand<Y> || arithmetic<Y>);
+concept comparable_operands = (ad_operand<X> || ad_operand<Y>)&&(ad_operand<X> || arithmetic<X>)&&(ad_operand<Y> ||
+                                                                                                   arithmetic<Y>);
 
-template <class X, class Y> requires comparable_operands<X, Y>
+template <class X, class Y>
+requires comparable_operands<X, Y>
 constexpr bool operator==(X const& x, Y const& y) { return primal(x) == primal(y); }
-template <class X, class Y> requires comparable_operands<X, Y>
+template <class X, class Y>
+requires comparable_operands<X, Y>
 constexpr auto operator<=>(X const& x, Y const& y) { return primal(x) <=> primal(y); }
 
 template <ad_operand X>
-constexpr bool isnan(X const& x) { return primal(x) != primal(x); }
+constexpr bool isnan(X const& x) {
+  return primal(x) != primal(x);
+}
 template <ad_operand X>
-constexpr bool isinf(X const& x) { using std::isinf; return isinf(primal(x)); }
+constexpr bool isinf(X const& x) {
+  using std::isinf;
+  return isinf(primal(x));
+}
 template <ad_operand X>
-constexpr bool isfinite(X const& x) { using std::isfinite; return isfinite(primal(x)); }
+constexpr bool isfinite(X const& x) {
+  using std::isfinite;
+  return isfinite(primal(x));
+}
 
 /// Prints the value (one level down, recursively), like the number it stands for.
 template <ad_operand X>

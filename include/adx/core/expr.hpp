@@ -9,9 +9,9 @@
 // values when it is formed (assigning to `a` afterwards does not change `e`).
 #pragma once
 
+#include <algorithm>
 #include <boost/mp11/algorithm.hpp>
 #include <boost/mp11/list.hpp>
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <tuple>
@@ -120,8 +120,8 @@ class expr : public expr_tag {
   static constexpr std::size_t n_active = (Ops::n_active + ...);
 
   template <class... A>
-    requires(sizeof...(A) == sizeof...(Ops) && (sizeof...(A) != 1 || !(std::is_same_v<std::remove_cvref_t<A>, expr> || ...)))
-  constexpr explicit expr(A&&... a)
+  requires(sizeof...(A) == sizeof...(Ops) && (sizeof...(A) != 1 || !(std::is_same_v<std::remove_cvref_t<A>, expr> ||
+                                                                     ...))) constexpr explicit expr(A&&... a)
       : ops_(std::forward<A>(a)...),
         val_(std::apply([](auto const&... op) { return evaluate_rule<Rule, value_type>(op.val()...); }, ops_)) {}
 
@@ -131,8 +131,7 @@ class expr : public expr_tag {
   template <std::size_t I>
   constexpr value_type partial() const {
     return std::apply(
-        [this](auto const&... op) { return to_value<value_type>(Rule::template partial<I>(op.val()..., val_)); },
-        ops_);
+        [this](auto const&... op) { return to_value<value_type>(Rule::template partial<I>(op.val()..., val_)); }, ops_);
   }
 
   /// Reverse: adds (leaf, m * d leaf / d this) for every active leaf below into the writer.
@@ -147,9 +146,7 @@ class expr : public expr_tag {
   }
 
   /// Forward: the directional derivative, sum over active operands of partial * tangent.
-  constexpr value_type tangent() const {
-    return tangent_sum(boost::mp11::mp_copy_if_q<index_list, active_at>{});
-  }
+  constexpr value_type tangent() const { return tangent_sum(boost::mp11::mp_copy_if_q<index_list, active_at>{}); }
 
   template <std::size_t I>
   constexpr auto const& operand() const noexcept {

@@ -23,36 +23,45 @@ class dual {
   constexpr dual() = default;
   /// A value with tangent zero. A plain number becomes T as T's own constructor makes it.
   template <class U>
-    requires(level_v<U> < level_v<dual> && std::is_constructible_v<T, U const&>)
-  constexpr dual(U const& v) : v_(v), t_(detail::constant<T>(0)) {}
+  requires(level_v<U> < level_v<dual> && std::is_constructible_v<T, U const&>) constexpr dual(U const& v)
+      : v_(v), t_(detail::constant<T>(0)) {}
   /// Value and tangent.
   template <class U, class V>
-    requires(level_v<U> < level_v<dual> && level_v<V> < level_v<dual> && std::is_constructible_v<T, U const&> &&
-             std::is_constructible_v<T, V const&>)
-  constexpr dual(U const& v, V const& t) : v_(v), t_(t) {}
+  requires(level_v<U> < level_v<dual> && level_v<V> < level_v<dual> && std::is_constructible_v<T, U const&> &&
+           std::is_constructible_v<T, V const&>) constexpr dual(U const& v, V const& t)
+      : v_(v), t_(t) {}
   /// Evaluates an expression: value and directional derivative.
   template <ad_expression E>
-    requires std::is_same_v<ad_type_t<E>, dual>
+  requires std::is_same_v<ad_type_t<E>, dual>
   constexpr dual(E const& e) : v_(e.val()), t_(e.tangent()) {}
   template <ad_operand U>
-    requires(level_v<U> == level_v<dual> && !std::is_same_v<ad_type_t<U>, dual>)
-  dual(U const&) {
+  requires(level_v<U> == level_v<dual> && !std::is_same_v<ad_type_t<U>, dual>) dual(U const&) {
     static_assert(sizeof(U) == 0,
                   "adx: a dual<T> cannot be made from a var (or another scalar type) of the same nesting level; "
                   "nest the modes instead, e.g. var<dual<double>> or dual<var<double>>");
   }
 
   template <class X>
-    requires std::is_constructible_v<dual, X const&>
-  constexpr dual& operator=(X const& x) {
-    return *this = dual(x);
-  }
+  requires std::is_constructible_v<dual, X const&>
+  constexpr dual& operator=(X const& x) { return *this = dual(x); }
   constexpr dual& operator=(dual const&) = default;
 
-  template <class X> constexpr dual& operator+=(X const& x) { return *this = *this + x; }
-  template <class X> constexpr dual& operator-=(X const& x) { return *this = *this - x; }
-  template <class X> constexpr dual& operator*=(X const& x) { return *this = *this * x; }
-  template <class X> constexpr dual& operator/=(X const& x) { return *this = *this / x; }
+  template <class X>
+  constexpr dual& operator+=(X const& x) {
+    return *this = *this + x;
+  }
+  template <class X>
+  constexpr dual& operator-=(X const& x) {
+    return *this = *this - x;
+  }
+  template <class X>
+  constexpr dual& operator*=(X const& x) {
+    return *this = *this * x;
+  }
+  template <class X>
+  constexpr dual& operator/=(X const& x) {
+    return *this = *this / x;
+  }
 
   constexpr T const& val() const noexcept { return v_; }
   constexpr T const& value() const noexcept { return v_; }

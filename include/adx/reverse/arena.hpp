@@ -93,7 +93,8 @@ class pair_arena {
     sync();
     if (!chunks_.empty()) ++cur_;
     // reuse a kept chunk that is large enough, else allocate one (sizes double up to a cap)
-    while (cur_ < chunks_.size() && chunks_[cur_].cap < n) chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(cur_));
+    while (cur_ < chunks_.size() && chunks_[cur_].cap < n)
+      chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(cur_));
     if (cur_ == chunks_.size()) {
       std::size_t const prev = chunks_.empty() ? 0 : chunks_.back().cap;
       std::size_t const cap = std::max(n, std::clamp<std::size_t>(2 * prev, first_chunk, max_chunk));

@@ -50,11 +50,11 @@ bool structural_zero(T const& a) {
 
 /// Memory a tape holds, for reports and tests.
 struct tape_stats {
-  std::size_t statements = 0;       ///< statements recorded (including independent variables)
-  std::size_t operands = 0;         ///< (index, partial) entries
-  std::size_t bytes_used = 0;       ///< bytes the statements and operands occupy
-  std::size_t bytes_reserved = 0;   ///< bytes held by the arenas (kept across resets)
-  std::size_t adjoint_bytes = 0;    ///< bytes of the adjoint vector (sized by the last sweep)
+  std::size_t statements = 0;      ///< statements recorded (including independent variables)
+  std::size_t operands = 0;        ///< (index, partial) entries
+  std::size_t bytes_used = 0;      ///< bytes the statements and operands occupy
+  std::size_t bytes_reserved = 0;  ///< bytes held by the arenas (kept across resets)
+  std::size_t adjoint_bytes = 0;   ///< bytes of the adjoint vector (sized by the last sweep)
 };
 
 template <class T>

@@ -33,23 +33,20 @@ class var {
   /// first made into T by T's own constructor (so var<var<double>>(2.0) is independent at
   /// both levels).
   template <class U>
-    requires(level_v<U> < level_v<var> && std::is_constructible_v<T, U const&>)
-  var(U const& v) : value_(v) {
+  requires(level_v<U> < level_v<var> && std::is_constructible_v<T, U const&>) var(U const& v) : value_(v) {
     auto& t = tape<T>::current();
     index_ = t.new_variable();
     epoch_ = t.epoch();
   }
   /// Records the expression as one statement.
   template <ad_expression E>
-    requires std::is_same_v<ad_type_t<E>, var>
-  ADX_ALWAYS_INLINE var(E const& e) : value_(e.val()) {
+  requires std::is_same_v<ad_type_t<E>, var> ADX_ALWAYS_INLINE var(E const& e) : value_(e.val()) {
     auto& t = tape<T>::current();
     index_ = t.record(e);
     epoch_ = index_ ? t.epoch() : 0;
   }
   template <ad_operand U>
-    requires(level_v<U> == level_v<var> && !std::is_same_v<ad_type_t<U>, var>)
-  var(U const&) {
+  requires(level_v<U> == level_v<var> && !std::is_same_v<ad_type_t<U>, var>) var(U const&) {
     static_assert(sizeof(U) == 0,
                   "adx: a var<T> cannot be made from a dual (or another scalar type) of the same nesting level; "
                   "nest the modes instead, e.g. var<dual<double>> for forward-over-reverse");
@@ -63,16 +60,27 @@ class var {
   }
 
   template <class X>
-    requires std::is_constructible_v<var, X const&>
-  ADX_ALWAYS_INLINE var& operator=(X const& x) {
+  requires std::is_constructible_v<var, X const&> ADX_ALWAYS_INLINE var& operator=(X const& x) {
     return *this = var(x);
   }
   constexpr var& operator=(var const&) = default;
 
-  template <class X> ADX_ALWAYS_INLINE var& operator+=(X const& x) { return *this = *this + x; }
-  template <class X> ADX_ALWAYS_INLINE var& operator-=(X const& x) { return *this = *this - x; }
-  template <class X> ADX_ALWAYS_INLINE var& operator*=(X const& x) { return *this = *this * x; }
-  template <class X> ADX_ALWAYS_INLINE var& operator/=(X const& x) { return *this = *this / x; }
+  template <class X>
+  ADX_ALWAYS_INLINE var& operator+=(X const& x) {
+    return *this = *this + x;
+  }
+  template <class X>
+  ADX_ALWAYS_INLINE var& operator-=(X const& x) {
+    return *this = *this - x;
+  }
+  template <class X>
+  ADX_ALWAYS_INLINE var& operator*=(X const& x) {
+    return *this = *this * x;
+  }
+  template <class X>
+  ADX_ALWAYS_INLINE var& operator/=(X const& x) {
+    return *this = *this / x;
+  }
 
   constexpr T const& val() const noexcept { return value_; }
   constexpr T const& value() const noexcept { return value_; }

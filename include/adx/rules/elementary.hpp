@@ -31,11 +31,11 @@ namespace adx {
 namespace detail {
 
 // Boost.Math reports poles and overflow as inf/NaN here, never by throwing: adx follows IEEE.
-using quiet_math_policy = boost::math::policies::policy<
-    boost::math::policies::domain_error<boost::math::policies::ignore_error>,
-    boost::math::policies::pole_error<boost::math::policies::ignore_error>,
-    boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
-    boost::math::policies::evaluation_error<boost::math::policies::ignore_error>>;
+using quiet_math_policy =
+    boost::math::policies::policy<boost::math::policies::domain_error<boost::math::policies::ignore_error>,
+                                  boost::math::policies::pole_error<boost::math::policies::ignore_error>,
+                                  boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
+                                  boost::math::policies::evaluation_error<boost::math::policies::ignore_error>>;
 
 template <class T, class C>
 constexpr T cst(C c) {
@@ -84,8 +84,10 @@ struct mul_rule {
   }
   template <std::size_t I, class X, class Y, class T>
   static constexpr T partial(X const& x, Y const& y, T const&) {
-    if constexpr (I == 0) return to_value<T>(y);
-    else return to_value<T>(x);
+    if constexpr (I == 0)
+      return to_value<T>(y);
+    else
+      return to_value<T>(x);
   }
 };
 struct div_rule {  // d/dx = 1/y, d/dy = -r/y
@@ -96,8 +98,10 @@ struct div_rule {  // d/dx = 1/y, d/dy = -r/y
   }
   template <std::size_t I, class X, class Y, class T>
   static constexpr T partial(X const&, Y const& y, T const& r) {
-    if constexpr (I == 0) return 1 / y;
-    else return -r / y;
+    if constexpr (I == 0)
+      return 1 / y;
+    else
+      return -r / y;
   }
 };
 
@@ -105,70 +109,119 @@ struct div_rule {  // d/dx = 1/y, d/dy = -r/y
 struct exp_rule {  // d = r
   static constexpr char const* name = "exp";
   template <class X>
-  static auto value(X const& x) { using std::exp; return exp(x); }
+  static auto value(X const& x) {
+    using std::exp;
+    return exp(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const&, T const& r) { return r; }
+  static T partial(X const&, T const& r) {
+    return r;
+  }
 };
 struct exp2_rule {  // d = r ln 2
   static constexpr char const* name = "exp2";
   template <class X>
-  static auto value(X const& x) { using std::exp2; return exp2(x); }
+  static auto value(X const& x) {
+    using std::exp2;
+    return exp2(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const&, T const& r) { return r * std::numbers::ln2_v<innermost_t<T>>; }
+  static T partial(X const&, T const& r) {
+    return r * std::numbers::ln2_v<innermost_t<T>>;
+  }
 };
 struct expm1_rule {  // d = exp(x) (not r + 1, which loses every digit for x << 0)
   static constexpr char const* name = "expm1";
   template <class X>
-  static auto value(X const& x) { using std::expm1; return expm1(x); }
+  static auto value(X const& x) {
+    using std::expm1;
+    return expm1(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { using std::exp; return exp(x); }
+  static T partial(X const& x, T const&) {
+    using std::exp;
+    return exp(x);
+  }
 };
 struct log_rule {  // d = 1/x
   static constexpr char const* name = "log";
   template <class X>
-  static auto value(X const& x) { using std::log; return log(x); }
+  static auto value(X const& x) {
+    using std::log;
+    return log(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { return 1 / x; }
+  static T partial(X const& x, T const&) {
+    return 1 / x;
+  }
 };
 struct log2_rule {  // d = 1/(x ln 2)
   static constexpr char const* name = "log2";
   template <class X>
-  static auto value(X const& x) { using std::log2; return log2(x); }
+  static auto value(X const& x) {
+    using std::log2;
+    return log2(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { return 1 / (x * std::numbers::ln2_v<innermost_t<T>>); }
+  static T partial(X const& x, T const&) {
+    return 1 / (x * std::numbers::ln2_v<innermost_t<T>>);
+  }
 };
 struct log10_rule {  // d = 1/(x ln 10)
   static constexpr char const* name = "log10";
   template <class X>
-  static auto value(X const& x) { using std::log10; return log10(x); }
+  static auto value(X const& x) {
+    using std::log10;
+    return log10(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { return 1 / (x * std::numbers::ln10_v<innermost_t<T>>); }
+  static T partial(X const& x, T const&) {
+    return 1 / (x * std::numbers::ln10_v<innermost_t<T>>);
+  }
 };
 struct log1p_rule {  // d = 1/(1+x)
   static constexpr char const* name = "log1p";
   template <class X>
-  static auto value(X const& x) { using std::log1p; return log1p(x); }
+  static auto value(X const& x) {
+    using std::log1p;
+    return log1p(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { return 1 / (1 + x); }
+  static T partial(X const& x, T const&) {
+    return 1 / (1 + x);
+  }
 };
 struct sqrt_rule {  // d = 1/(2r); sqrt'(0) = +inf
   static constexpr char const* name = "sqrt";
   template <class X>
-  static auto value(X const& x) { using std::sqrt; return sqrt(x); }
+  static auto value(X const& x) {
+    using std::sqrt;
+    return sqrt(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const&, T const& r) { return 0.5 / r; }
+  static T partial(X const&, T const& r) {
+    return 0.5 / r;
+  }
 };
 struct cbrt_rule {  // d = 1/(3 r^2)
   static constexpr char const* name = "cbrt";
   template <class X>
-  static auto value(X const& x) { using std::cbrt; return cbrt(x); }
+  static auto value(X const& x) {
+    using std::cbrt;
+    return cbrt(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const&, T const& r) { return 1 / (3 * (r * r)); }
+  static T partial(X const&, T const& r) {
+    return 1 / (3 * (r * r));
+  }
 };
 struct pow_rule {  // d/dx = y x^(y-1) (0 where y == 0); d/dy = r log x (0 where x == 0, y >= 0)
   static constexpr char const* name = "pow";
   template <class X, class Y>
-  static auto value(X const& x, Y const& y) { using std::pow; return pow(x, y); }
+  static auto value(X const& x, Y const& y) {
+    using std::pow;
+    return pow(x, y);
+  }
   template <std::size_t I, class X, class Y, class T>
   static T partial(X const& x, Y const& y, T const& r) {
     using std::log;
@@ -187,105 +240,183 @@ struct pow_rule {  // d/dx = y x^(y-1) (0 where y == 0); d/dy = r log x (0 where
 struct sin_rule {
   static constexpr char const* name = "sin";
   template <class X>
-  static auto value(X const& x) { using std::sin; return sin(x); }
+  static auto value(X const& x) {
+    using std::sin;
+    return sin(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { using std::cos; return cos(x); }
+  static T partial(X const& x, T const&) {
+    using std::cos;
+    return cos(x);
+  }
 };
 struct cos_rule {
   static constexpr char const* name = "cos";
   template <class X>
-  static auto value(X const& x) { using std::cos; return cos(x); }
+  static auto value(X const& x) {
+    using std::cos;
+    return cos(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { using std::sin; return -sin(x); }
+  static T partial(X const& x, T const&) {
+    using std::sin;
+    return -sin(x);
+  }
 };
 struct tan_rule {  // d = 1 + r^2
   static constexpr char const* name = "tan";
   template <class X>
-  static auto value(X const& x) { using std::tan; return tan(x); }
+  static auto value(X const& x) {
+    using std::tan;
+    return tan(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const&, T const& r) { return 1 + r * r; }
+  static T partial(X const&, T const& r) {
+    return 1 + r * r;
+  }
 };
 struct asin_rule {  // d = 1/sqrt(1 - x^2)
   static constexpr char const* name = "asin";
   template <class X>
-  static auto value(X const& x) { using std::asin; return asin(x); }
+  static auto value(X const& x) {
+    using std::asin;
+    return asin(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { using std::sqrt; return 1 / sqrt((1 - x) * (1 + x)); }
+  static T partial(X const& x, T const&) {
+    using std::sqrt;
+    return 1 / sqrt((1 - x) * (1 + x));
+  }
 };
 struct acos_rule {  // d = -1/sqrt(1 - x^2)
   static constexpr char const* name = "acos";
   template <class X>
-  static auto value(X const& x) { using std::acos; return acos(x); }
+  static auto value(X const& x) {
+    using std::acos;
+    return acos(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { using std::sqrt; return -1 / sqrt((1 - x) * (1 + x)); }
+  static T partial(X const& x, T const&) {
+    using std::sqrt;
+    return -1 / sqrt((1 - x) * (1 + x));
+  }
 };
 struct atan_rule {  // d = 1/(1 + x^2)
   static constexpr char const* name = "atan";
   template <class X>
-  static auto value(X const& x) { using std::atan; return atan(x); }
+  static auto value(X const& x) {
+    using std::atan;
+    return atan(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { return 1 / (1 + x * x); }
+  static T partial(X const& x, T const&) {
+    return 1 / (1 + x * x);
+  }
 };
 struct atan2_rule {  // atan2(y, x): d/dy = x/(x^2+y^2), d/dx = -y/(x^2+y^2); NaN at (0, 0)
   static constexpr char const* name = "atan2";
   template <class Y, class X>
-  static auto value(Y const& y, X const& x) { using std::atan2; return atan2(y, x); }
+  static auto value(Y const& y, X const& x) {
+    using std::atan2;
+    return atan2(y, x);
+  }
   template <std::size_t I, class Y, class X, class T>
   static T partial(Y const& y, X const& x, T const&) {
-    if constexpr (I == 0) return x / (x * x + y * y);
-    else return -y / (x * x + y * y);
+    if constexpr (I == 0)
+      return x / (x * x + y * y);
+    else
+      return -y / (x * x + y * y);
   }
 };
 struct sinh_rule {
   static constexpr char const* name = "sinh";
   template <class X>
-  static auto value(X const& x) { using std::sinh; return sinh(x); }
+  static auto value(X const& x) {
+    using std::sinh;
+    return sinh(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { using std::cosh; return cosh(x); }
+  static T partial(X const& x, T const&) {
+    using std::cosh;
+    return cosh(x);
+  }
 };
 struct cosh_rule {
   static constexpr char const* name = "cosh";
   template <class X>
-  static auto value(X const& x) { using std::cosh; return cosh(x); }
+  static auto value(X const& x) {
+    using std::cosh;
+    return cosh(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { using std::sinh; return sinh(x); }
+  static T partial(X const& x, T const&) {
+    using std::sinh;
+    return sinh(x);
+  }
 };
 struct tanh_rule {  // d = 1 - r^2
   static constexpr char const* name = "tanh";
   template <class X>
-  static auto value(X const& x) { using std::tanh; return tanh(x); }
+  static auto value(X const& x) {
+    using std::tanh;
+    return tanh(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const&, T const& r) { return 1 - r * r; }
+  static T partial(X const&, T const& r) {
+    return 1 - r * r;
+  }
 };
 struct asinh_rule {  // d = 1/hypot(x, 1) (no overflow for large x)
   static constexpr char const* name = "asinh";
   template <class X>
-  static auto value(X const& x) { using std::asinh; return asinh(x); }
+  static auto value(X const& x) {
+    using std::asinh;
+    return asinh(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { using std::hypot; return 1 / hypot(x, 1); }
+  static T partial(X const& x, T const&) {
+    using std::hypot;
+    return 1 / hypot(x, 1);
+  }
 };
 struct acosh_rule {  // d = 1/(sqrt(x-1) sqrt(x+1))
   static constexpr char const* name = "acosh";
   template <class X>
-  static auto value(X const& x) { using std::acosh; return acosh(x); }
+  static auto value(X const& x) {
+    using std::acosh;
+    return acosh(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { using std::sqrt; return 1 / (sqrt(x - 1) * sqrt(x + 1)); }
+  static T partial(X const& x, T const&) {
+    using std::sqrt;
+    return 1 / (sqrt(x - 1) * sqrt(x + 1));
+  }
 };
 struct atanh_rule {  // d = 1/((1-x)(1+x))
   static constexpr char const* name = "atanh";
   template <class X>
-  static auto value(X const& x) { using std::atanh; return atanh(x); }
+  static auto value(X const& x) {
+    using std::atanh;
+    return atanh(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { return 1 / ((1 - x) * (1 + x)); }
+  static T partial(X const& x, T const&) {
+    return 1 / ((1 - x) * (1 + x));
+  }
 };
 struct hypot_rule {  // d/dx = x/r, d/dy = y/r; NaN at (0, 0)
   static constexpr char const* name = "hypot";
   template <class X, class Y>
-  static auto value(X const& x, Y const& y) { using std::hypot; return hypot(x, y); }
+  static auto value(X const& x, Y const& y) {
+    using std::hypot;
+    return hypot(x, y);
+  }
   template <std::size_t I, class X, class Y, class T>
   static T partial(X const& x, Y const& y, T const& r) {
-    if constexpr (I == 0) return x / r;
-    else return y / r;
+    if constexpr (I == 0)
+      return x / r;
+    else
+      return y / r;
   }
 };
 
@@ -293,7 +424,10 @@ struct hypot_rule {  // d/dx = x/r, d/dy = y/r; NaN at (0, 0)
 struct erf_rule {  // d = 2/sqrt(pi) exp(-x^2)
   static constexpr char const* name = "erf";
   template <class X>
-  static auto value(X const& x) { using std::erf; return erf(x); }
+  static auto value(X const& x) {
+    using std::erf;
+    return erf(x);
+  }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
     using std::exp;
@@ -303,7 +437,10 @@ struct erf_rule {  // d = 2/sqrt(pi) exp(-x^2)
 struct erfc_rule {  // d = -2/sqrt(pi) exp(-x^2)
   static constexpr char const* name = "erfc";
   template <class X>
-  static auto value(X const& x) { using std::erfc; return erfc(x); }
+  static auto value(X const& x) {
+    using std::erfc;
+    return erfc(x);
+  }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
     using std::exp;
@@ -315,16 +452,26 @@ struct polygamma_rule;
 struct lgamma_rule {  // d = digamma(x)
   static constexpr char const* name = "lgamma";
   template <class X>
-  static auto value(X const& x) { using std::lgamma; return lgamma(x); }
+  static auto value(X const& x) {
+    using std::lgamma;
+    return lgamma(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { return make_expr<polygamma_rule<0>>(x); }
+  static T partial(X const& x, T const&) {
+    return make_expr<polygamma_rule<0>>(x);
+  }
 };
 struct tgamma_rule {  // d = r digamma(x)
   static constexpr char const* name = "tgamma";
   template <class X>
-  static auto value(X const& x) { using std::tgamma; return tgamma(x); }
+  static auto value(X const& x) {
+    using std::tgamma;
+    return tgamma(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const& r) { return r * make_expr<polygamma_rule<0>>(x); }
+  static T partial(X const& x, T const& r) {
+    return r * make_expr<polygamma_rule<0>>(x);
+  }
 };
 template <int N>
 struct polygamma_rule {  // psi^(N); d = psi^(N+1)
@@ -337,7 +484,9 @@ struct polygamma_rule {  // psi^(N); d = psi^(N+1)
       return make_expr<polygamma_rule<N>>(x);
   }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { return make_expr<polygamma_rule<N + 1>>(x); }
+  static T partial(X const& x, T const&) {
+    return make_expr<polygamma_rule<N + 1>>(x);
+  }
 };
 
 // ---- piecewise: documented choices at the kinks ---------------------------------------------
@@ -349,16 +498,25 @@ constexpr T sign_of(X const& x) {
 struct abs_rule {  // d = sign(x); 0 at +-0
   static constexpr char const* name = "abs";
   template <class X>
-  static auto value(X const& x) { using std::abs; return abs(x); }
+  static auto value(X const& x) {
+    using std::abs;
+    return abs(x);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { return sign_of<T>(x); }
+  static T partial(X const& x, T const&) {
+    return sign_of<T>(x);
+  }
 };
 struct relu_rule {  // d = 1 if x > 0 else 0
   static constexpr char const* name = "relu";
   template <class T, class X>
-  static T value_as(X const& x) { return primal_of(x) > 0 ? to_value<T>(x) : cst<T>(0); }
+  static T value_as(X const& x) {
+    return primal_of(x) > 0 ? to_value<T>(x) : cst<T>(0);
+  }
   template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) { return cst<T>(primal_of(x) > 0 ? 1 : 0); }
+  static T partial(X const& x, T const&) {
+    return cst<T>(primal_of(x) > 0 ? 1 : 0);
+  }
 };
 struct max_rule {  // ties: 1/2 each; NaN in either argument: NaN with zero partials
   static constexpr char const* name = "max";
@@ -430,9 +588,12 @@ struct clamp_rule {  // d/dx = 1 on [lo, hi] (inclusive, as torch.clamp); outsid
     auto const px = primal_of(x);
     if (px != px) return to_value<T>(x);
     switch (pick(px, primal_of(lo), primal_of(hi))) {
-      case 1: return to_value<T>(lo);
-      case 2: return to_value<T>(hi);
-      default: return to_value<T>(x);
+      case 1:
+        return to_value<T>(lo);
+      case 2:
+        return to_value<T>(hi);
+      default:
+        return to_value<T>(x);
     }
   }
   template <std::size_t I, class X, class L, class H, class T>
@@ -457,11 +618,16 @@ struct select_rule {  // where(c, a, b): d/da = c, d/db = !c
 struct fmod_rule {  // d/dx = 1, d/dy = -trunc(x/y)
   static constexpr char const* name = "fmod";
   template <class X, class Y>
-  static auto value(X const& x, Y const& y) { using std::fmod; return fmod(x, y); }
+  static auto value(X const& x, Y const& y) {
+    using std::fmod;
+    return fmod(x, y);
+  }
   template <std::size_t I, class X, class Y, class T>
   static T partial(X const& x, Y const& y, T const&) {
-    if constexpr (I == 0) return cst<T>(1);
-    else return cst<T>(-std::trunc(primal_of(x) / primal_of(y)));
+    if constexpr (I == 0)
+      return cst<T>(1);
+    else
+      return cst<T>(-std::trunc(primal_of(x) / primal_of(y)));
   }
 };
 /// Rounding: piecewise constant, derivative 0 (the result stays connected to x).
@@ -475,12 +641,12 @@ struct rounding_rule {
     return cst<T>(v);
   }
   template <class X>
-    requires std::is_arithmetic_v<X>
-  static X value(X const& x) {
-    return value_as<X>(x);
-  }
+  requires std::is_arithmetic_v<X>
+  static X value(X const& x) { return value_as<X>(x); }
   template <std::size_t, class X, class T>
-  static T partial(X const&, T const&) { return cst<T>(0); }
+  static T partial(X const&, T const&) {
+    return cst<T>(0);
+  }
 };
 
 }  // namespace detail
@@ -493,35 +659,51 @@ struct rounding_rule {
 template <class X>
 concept rule_operand = ad_operand<X> || arithmetic<X>;
 template <class X, class Y>
-concept rule_operands2 = rule_operand<X> && rule_operand<Y> && (ad_operand<X> || ad_operand<Y>);
+concept rule_operands2 = rule_operand<X> && rule_operand<Y> &&(ad_operand<X> || ad_operand<Y>);
 
-template <ad_operand X> constexpr auto operator-(X&& x) { return detail::make_expr<detail::neg_rule>(std::forward<X>(x)); }
-template <ad_operand X> constexpr auto operator+(X&& x) { return ad_type_t<X>(std::forward<X>(x)); }
-template <class X, class Y> requires rule_operands2<X, Y>
-constexpr auto operator+(X&& x, Y&& y) { return detail::make_expr<detail::add_rule>(std::forward<X>(x), std::forward<Y>(y)); }
-template <class X, class Y> requires rule_operands2<X, Y>
-constexpr auto operator-(X&& x, Y&& y) { return detail::make_expr<detail::sub_rule>(std::forward<X>(x), std::forward<Y>(y)); }
-template <class X, class Y> requires rule_operands2<X, Y>
-constexpr auto operator*(X&& x, Y&& y) { return detail::make_expr<detail::mul_rule>(std::forward<X>(x), std::forward<Y>(y)); }
-template <class X, class Y> requires rule_operands2<X, Y>
-constexpr auto operator/(X&& x, Y&& y) { return detail::make_expr<detail::div_rule>(std::forward<X>(x), std::forward<Y>(y)); }
+template <ad_operand X>
+constexpr auto operator-(X&& x) {
+  return detail::make_expr<detail::neg_rule>(std::forward<X>(x));
+}
+template <ad_operand X>
+constexpr auto operator+(X&& x) {
+  return ad_type_t<X>(std::forward<X>(x));
+}
+template <class X, class Y>
+requires rule_operands2<X, Y>
+constexpr auto operator+(X&& x, Y&& y) {
+  return detail::make_expr<detail::add_rule>(std::forward<X>(x), std::forward<Y>(y));
+}
+template <class X, class Y>
+requires rule_operands2<X, Y>
+constexpr auto operator-(X&& x, Y&& y) {
+  return detail::make_expr<detail::sub_rule>(std::forward<X>(x), std::forward<Y>(y));
+}
+template <class X, class Y>
+requires rule_operands2<X, Y>
+constexpr auto operator*(X&& x, Y&& y) {
+  return detail::make_expr<detail::mul_rule>(std::forward<X>(x), std::forward<Y>(y));
+}
+template <class X, class Y>
+requires rule_operands2<X, Y>
+constexpr auto operator/(X&& x, Y&& y) {
+  return detail::make_expr<detail::div_rule>(std::forward<X>(x), std::forward<Y>(y));
+}
 
-#define ADX_UNARY_ENTRY(fn, rule)                                        \
-  template <ad_operand X>                                                \
-  constexpr auto fn(X&& x) {                                             \
-    return detail::make_expr<detail::rule>(std::forward<X>(x));          \
+#define ADX_UNARY_ENTRY(fn, rule)                               \
+  template <ad_operand X>                                       \
+  constexpr auto fn(X&& x) {                                    \
+    return detail::make_expr<detail::rule>(std::forward<X>(x)); \
   }
-#define ADX_OWN_UNARY_ENTRY(fn, rule)                                    \
-  template <rule_operand X>                                              \
-  constexpr auto fn(X&& x) {                                             \
-    return detail::make_expr<detail::rule>(std::forward<X>(x));          \
+#define ADX_OWN_UNARY_ENTRY(fn, rule)                           \
+  template <rule_operand X>                                     \
+  constexpr auto fn(X&& x) {                                    \
+    return detail::make_expr<detail::rule>(std::forward<X>(x)); \
   }
-#define ADX_BINARY_ENTRY(fn, rule)                                                           \
-  template <class X, class Y>                                                                \
-    requires rule_operands2<X, Y>                                                            \
-  constexpr auto fn(X&& x, Y&& y) {                                                          \
-    return detail::make_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y));          \
-  }
+#define ADX_BINARY_ENTRY(fn, rule) \
+  template <class X, class Y>      \
+  requires rule_operands2<X, Y>    \
+  constexpr auto fn(X&& x, Y&& y) { return detail::make_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y)); }
 
 ADX_UNARY_ENTRY(exp, exp_rule)
 ADX_UNARY_ENTRY(exp2, exp2_rule)
@@ -586,14 +768,15 @@ constexpr auto where(bool c, A&& a, B&& b) {
 }
 
 /// Every rule, for the generic tests and for tools that enumerate functions.
-using all_unary_rules = boost::mp11::mp_list<
-    detail::neg_rule, detail::exp_rule, detail::exp2_rule, detail::expm1_rule, detail::log_rule, detail::log2_rule,
-    detail::log10_rule, detail::log1p_rule, detail::sqrt_rule, detail::cbrt_rule, detail::sin_rule, detail::cos_rule,
-    detail::tan_rule, detail::asin_rule, detail::acos_rule, detail::atan_rule, detail::sinh_rule, detail::cosh_rule,
-    detail::tanh_rule, detail::asinh_rule, detail::acosh_rule, detail::atanh_rule, detail::erf_rule, detail::erfc_rule,
-    detail::lgamma_rule, detail::tgamma_rule, detail::polygamma_rule<0>, detail::polygamma_rule<1>, detail::abs_rule,
-    detail::relu_rule, detail::rounding_rule<0>, detail::rounding_rule<1>, detail::rounding_rule<2>,
-    detail::rounding_rule<3>>;
+using all_unary_rules =
+    boost::mp11::mp_list<detail::neg_rule, detail::exp_rule, detail::exp2_rule, detail::expm1_rule, detail::log_rule,
+                         detail::log2_rule, detail::log10_rule, detail::log1p_rule, detail::sqrt_rule,
+                         detail::cbrt_rule, detail::sin_rule, detail::cos_rule, detail::tan_rule, detail::asin_rule,
+                         detail::acos_rule, detail::atan_rule, detail::sinh_rule, detail::cosh_rule, detail::tanh_rule,
+                         detail::asinh_rule, detail::acosh_rule, detail::atanh_rule, detail::erf_rule,
+                         detail::erfc_rule, detail::lgamma_rule, detail::tgamma_rule, detail::polygamma_rule<0>,
+                         detail::polygamma_rule<1>, detail::abs_rule, detail::relu_rule, detail::rounding_rule<0>,
+                         detail::rounding_rule<1>, detail::rounding_rule<2>, detail::rounding_rule<3>>;
 using all_binary_rules =
     boost::mp11::mp_list<detail::add_rule, detail::sub_rule, detail::mul_rule, detail::div_rule, detail::pow_rule,
                          detail::atan2_rule, detail::hypot_rule, detail::max_rule, detail::min_rule, detail::fmax_rule,

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# adx developer entry point. On a fresh Debian machine it installs what is missing, then:
+#   scripts/dev.sh demo        build and run the demo (the seed examples)
+#   scripts/dev.sh test        build and run the whole test suite (Release, g++)
+#   scripts/dev.sh sanitize    the suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   scripts/dev.sh bench       build the benchmarks and write benchmarks/results/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs=$(nproc 2>/dev/null || echo 2)
+packages=(cmake make g++ libboost-dev libopenblas-dev doctest-dev nlohmann-json3-dev libbenchmark-dev)
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}" "$@"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "adx: installing ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+configure_build() {  # dir, extra cmake args...
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+case "${1:-}" in
+  demo)
+    install_missing
+    configure_build build -DADX_BUILD_TESTS=OFF -DADX_BUILD_BENCHMARKS=OFF
+    ./build/src/adx_demo
+    ;;
+  test)
+    install_missing
+    configure_build build -DADX_BUILD_BENCHMARKS=OFF
+    (cd build && ctest --output-on-failure -j "$jobs")
+    ;;
+  sanitize)
+    install_missing
+    configure_build build-asan -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$jobs" -E compile_fail)
+    ;;
+  bench)
+    install_missing libadolc-dev libtrilinos-sacado-dev libeigen3-dev libceres-dev python3
+    configure_build build-bench -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF
+    python3 benchmarks/run.py --build build-bench
+    ;;
+  *)
+    echo "usage: scripts/dev.sh demo|test|sanitize|bench" >&2
+    exit 2
+    ;;
+esac
