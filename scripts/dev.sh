@@ -49,9 +49,11 @@ case "${1:-}" in
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$jobs" -E compile_fail)
     ;;
   bench)
-    install_missing libadolc-dev libtrilinos-sacado-dev libeigen3-dev libceres-dev python3
-    configure_build build-bench -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF
-    python3 benchmarks/run.py --build build-bench
+    install_missing libadolc-dev libtrilinos-sacado-dev libeigen3-dev libceres-dev python3 python3-matplotlib
+    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF \
+      -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+    cmake --build build-bench -j "$jobs" --target scalar_bench
+    cmake --build build-bench --target scalar_bench_report
     ;;
   *)
     echo "usage: scripts/dev.sh demo|test|sanitize|bench" >&2
