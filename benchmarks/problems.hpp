@@ -95,8 +95,8 @@ struct normal_lpdf {
       sz += z;
       szz += z * z;
     }
-    g[0] = sz * inv;                                  // d/dmu    = sum z_i / sigma
-    g[1] = (szz - static_cast<double>(m)) * inv;      // d/dsigma = sum (z_i^2 - 1) / sigma
+    g[0] = sz * inv;                              // d/dmu    = sum z_i / sigma
+    g[1] = (szz - static_cast<double>(m)) * inv;  // d/dsigma = sum (z_i^2 - 1) / sigma
   }
 };
 
@@ -172,7 +172,8 @@ struct advection {
   static std::vector<double> initial() {
     std::vector<double> q(n);
     for (std::size_t i = 0; i < n; ++i)
-      q[i] = 0.5 + 0.5 * std::sin(2 * std::numbers::pi * static_cast<double>(i) / 98) + ((i > 30 && i < 50) ? 0.3 : 0.0);
+      q[i] =
+          0.5 + 0.5 * std::sin(2 * std::numbers::pi * static_cast<double>(i) / 98) + ((i > 30 && i < 50) ? 0.3 : 0.0);
     return q;
   }
 
