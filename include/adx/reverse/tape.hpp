@@ -174,7 +174,8 @@ class tape {
     std::fill_n(adj_.begin(), std::size_t{top} + 1, detail::constant<T>(0));
     swept_ = top;
     seed_finite_ = true;
-    reached_.assign(std::size_t{top} + 1, 0);
+    seeds_.clear();
+    reached_valid_ = false;
   }
   void seed(index_type i, epoch_type e, T const& v) {
     check_live(e);
@@ -182,21 +183,29 @@ class tape {
     if (i > swept_) throw gradient_error("adx: backward seed recorded after the sweep's top statement");
     adj_[i] = adj_[i] + v;
     seed_finite_ &= detail::all_finite(v);
-    reached_[i] = 1;
+    seeds_.push_back(i);
   }
   /// Runs the sweep from statement top down to 1.
   void sweep(index_type top) {
     // With a non-finite partial or seed on the tape, follow reachability so that an unreached
     // statement cannot add 0 * inf = NaN; otherwise every contribution of an unreached
     // statement is an exact zero and the plain loop is exact.
-    if (nonfinite_ || !seed_finite_ || track_reached_)
+    // Only that careful sweep needs the reached flags, so only it builds them.
+    if (nonfinite_ || !seed_finite_ || track_reached_) {
+      reached_.assign(std::size_t{top} + 1, 0);
+      for (index_type i : seeds_) reached_[i] = 1;
+      reached_valid_ = true;
       run<true>(top);
-    else
+    } else {
       run<false>(top);
+    }
   }
   /// Track which statements a sweep reaches (for the None-vs-zero rule of the APIs).
   void track_reached(bool on) noexcept { track_reached_ = on; }
-  bool reached(index_type i) const noexcept { return i != 0 && i <= swept_ && i < reached_.size() && reached_[i]; }
+  /// Whether the last sweep reached statement i (meaningful when tracking was on for it).
+  bool reached(index_type i) const noexcept {
+    return reached_valid_ && i != 0 && i <= swept_ && i < reached_.size() && reached_[i];
+  }
 
   /// The adjoint of statement i after the last sweep (zero if i is inactive or was not swept).
   T adjoint(index_type i, epoch_type e) const {
@@ -293,7 +302,9 @@ class tape {
   bool track_reached_ = false;
   index_type swept_ = 0;
   std::vector<T> adj_;
-  std::vector<std::uint8_t> reached_;
+  std::vector<std::uint8_t> reached_;  // built by careful sweeps only
+  std::vector<index_type> seeds_;      // the seeded statements of the sweep under way
+  bool reached_valid_ = false;
   std::vector<frame> frames_;
 
  public:
