@@ -63,7 +63,7 @@ class tape {
   using value_type = T;
 
   tape() {
-    frames_.push_back(frame{detail::new_epoch(), 0, {}, {}, false});
+    frames_.push_back(frame{detail::new_epoch(), 0, {}, false});
     epoch_ = frames_.back().epoch;
   }
   tape(tape const&) = delete;
@@ -107,20 +107,22 @@ class tape {
     constexpr std::size_t N = E::n_active;
     static_assert(N <= 255,
                   "adx: this expression has more than 255 active operands; assign a part of it to a var first");
-    args_.reserve(N);
-    writer w{args_.idx_top(), args_.val_top(), 0, epoch_, true, this};
+    arena_.reserve(N, n_ + 1);
+    writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, true, this};
     e.push(w);
     if (w.n == 0) return 0;
-    args_.commit(w.n);
-    counts_.push(static_cast<std::uint8_t>(w.n));
+    index_type const k = next_index();
+    arena_.commit(static_cast<std::uint8_t>(w.n));
     nonfinite_ |= !w.finite;
-    return next_index();
+    return k;
   }
 
   /// Records an independent variable (a statement with no operands).
   ADX_ALWAYS_INLINE index_type new_variable() {
-    counts_.push(0);
-    return next_index();
+    arena_.reserve(0, n_ + 1);
+    index_type const k = next_index();
+    arena_.commit(0);
+    return k;
   }
 
   epoch_type epoch() const noexcept { return epoch_; }
@@ -140,7 +142,7 @@ class tape {
 
   /// Starts a nested recording; its statements are dropped by pop_frame.
   void push_frame() {
-    frames_.push_back(frame{detail::new_epoch(), n_, counts_.position(), args_.position(), nonfinite_});
+    frames_.push_back(frame{detail::new_epoch(), n_, arena_.position(), nonfinite_});
     epoch_ = frames_.back().epoch;
   }
   /// Ends the innermost recording: its statements are dropped in O(1), its vars become stale.
@@ -158,8 +160,7 @@ class tape {
   /// Returns memory beyond the first chunk to the system (after an unusually long recording).
   void shrink_to_fit() {
     if (frames_.size() != 1 || n_ != 0) throw error("adx: tape::shrink_to_fit needs an empty tape with no open scope");
-    counts_.shrink();
-    args_.shrink();
+    arena_.shrink();
     adj_ = {};
     adj_.shrink_to_fit();
   }
@@ -217,9 +218,9 @@ class tape {
   tape_stats stats() {
     tape_stats s;
     s.statements = n_;
-    s.operands = args_.entries_used();
+    s.operands = arena_.operands_used();
     s.bytes_used = s.statements * sizeof(std::uint8_t) + s.operands * (sizeof(index_type) + sizeof(T));
-    s.bytes_reserved = counts_.bytes_reserved() + args_.bytes_reserved();
+    s.bytes_reserved = arena_.bytes_reserved();
     s.adjoint_bytes = adj_.capacity() * sizeof(T);
     return s;
   }
@@ -228,8 +229,7 @@ class tape {
   struct frame {
     epoch_type epoch;
     index_type n;
-    detail::count_arena::mark counts;
-    typename detail::pair_arena<index_type, T>::mark args;
+    typename detail::statement_arena<index_type, T>::mark stmts;
     bool nonfinite;
   };
 
@@ -240,8 +240,7 @@ class tape {
   }
   void rewind_to(frame const& f) {
     n_ = f.n;
-    counts_.rewind(f.counts);
-    args_.rewind(f.args);
+    arena_.rewind(f.stmts);
     nonfinite_ = f.nonfinite;
     swept_ = std::min(swept_, n_);
   }
@@ -250,36 +249,33 @@ class tape {
   /// seed is not finite, since an unreached statement would add 0 * inf = NaN).
   template <bool Careful>
   void run(index_type top) {
-    auto const& cch = counts_.chunks();
-    auto const& ach = args_.chunks();
-    std::size_t cc = counts_.current_chunk(), ac = args_.current_chunk();
-    std::size_t cpos = cch.empty() ? 0 : cch[cc].used;
-    std::size_t apos = ach.empty() ? 0 : ach[ac].used;
+    auto const& chunks = arena_.chunks();
     T* const adj = adj_.data();
     std::uint8_t* const reach = Careful ? reached_.data() : nullptr;
-    index_type k = n_;
-    auto step = [&]() -> std::uint8_t {
-      while (cpos == 0) cpos = cch[--cc].used;
-      std::uint8_t const n = cch[cc].data[--cpos];
-      while (apos < n) apos = ach[--ac].used;
-      apos -= n;
-      return n;
-    };
-    for (; k > top; --k) step();  // statements after the seeds: not in their cone
-    for (; k > 0; --k) {
-      std::uint8_t const n = step();
-      if constexpr (Careful) {
-        if (!reach[k]) continue;
-      }
-      T const a = adj[k];
-      if constexpr (!Careful) {
-        if (detail::structural_zero(a)) continue;
-      }
-      index_type const* ip = ach[ac].idx.get() + apos;
-      T const* pp = ach[ac].val.get() + apos;
-      for (std::uint8_t j = 0; j < n; ++j) {
-        adj[ip[j]] += pp[j] * a;
-        if constexpr (Careful) reach[ip[j]] = 1;
+    for (std::size_t c = arena_.current_chunk() + 1; c-- > 0;) {
+      auto const& ch = chunks[c];
+      if (ch.stmts == 0 || ch.first > top) continue;
+      detail::operand_count const* const count = ch.count.get();
+      index_type const* const idx = ch.idx.get();
+      T const* const val = ch.val.get();
+      std::size_t pos = ch.args;
+      index_type k = ch.first + static_cast<index_type>(ch.stmts);
+      for (std::size_t s = ch.stmts; s-- > 0;) {
+        --k;
+        auto const n = static_cast<std::uint8_t>(count[s]);
+        pos -= n;
+        if (k > top) continue;  // after the seeds: not in their cone
+        if constexpr (Careful) {
+          if (!reach[k]) continue;
+        }
+        T const a = adj[k];
+        if constexpr (!Careful) {
+          if (detail::structural_zero(a)) continue;
+        }
+        for (std::uint8_t j = 0; j < n; ++j) {
+          adj[idx[pos + j]] += val[pos + j] * a;
+          if constexpr (Careful) reach[idx[pos + j]] = 1;
+        }
       }
     }
   }
@@ -293,8 +289,7 @@ class tape {
   static constexpr index_type max_index = ~index_type{0};
   inline static thread_local tape* current_ = nullptr;
 
-  detail::count_arena counts_;
-  detail::pair_arena<index_type, T> args_;
+  detail::statement_arena<index_type, T> arena_;
   index_type n_ = 0;
   epoch_type epoch_ = 0;
   bool nonfinite_ = false;
