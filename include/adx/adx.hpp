@@ -5,3 +5,4 @@
 #include "adx/forward.hpp"
 #include "adx/reverse.hpp"
 #include "adx/rules.hpp"
+#include "adx/tensor.hpp"

@@ -235,6 +235,10 @@ constexpr auto make_expr(X&&... x) {
   }
 }
 
+/// Builds Rule's elementwise node over tensor operands (defined in tensor/elementwise.hpp).
+template <class Rule, class... X>
+auto make_tensor_expr(X&&... x);
+
 }  // namespace detail
 
 /// One level down: value(var<dual<double>>) is a dual<double>; value(2.0) is 2.0.

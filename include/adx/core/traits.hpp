@@ -25,6 +25,9 @@ struct is_ad_scalar<S, std::void_t<typename ad_traits<S>::value_type>> : std::tr
 
 /// Tag base of every expression node; its ad_type names the scalar it evaluates to.
 struct expr_tag {};
+/// Tag base of tensors and tensor expressions (tensor/), so that the elementwise entry points
+/// of the rules accept them without the rules knowing about tensors.
+struct tensor_tag {};
 }  // namespace detail
 
 /// A forward or reverse AD scalar at any nesting depth: dual<T>, var<T>.
@@ -38,6 +41,10 @@ concept ad_expression = std::is_base_of_v<detail::expr_tag, std::remove_cvref_t<
 /// Anything that takes part in differentiation: an AD scalar or an expression of them.
 template <class X>
 concept ad_operand = ad_scalar<X> || ad_expression<X>;
+
+/// A tensor or an unevaluated elementwise tensor expression.
+template <class X>
+concept tensor_operand = std::is_base_of_v<detail::tensor_tag, std::remove_cvref_t<X>>;
 
 /// A plain number that may be mixed with AD operands (int literals, double, float).
 template <class X>
@@ -89,6 +96,15 @@ template <class X>
 using innermost_t = typename detail::innermost<std::remove_cvref_t<X>>::type;
 
 /// True if some level of S records on a tape (S is var<...> or contains one).
+/// True if S itself is a reverse-mode scalar (var<T>), whatever it holds.
+template <class S>
+inline constexpr bool is_reverse_v = [] {
+  if constexpr (ad_scalar<S>)
+    return ad_traits<std::remove_cvref_t<S>>::is_reverse;
+  else
+    return false;
+}();
+
 template <class S>
 inline constexpr bool has_reverse_v = [] {
   if constexpr (ad_scalar<S>)

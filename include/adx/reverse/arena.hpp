@@ -57,6 +57,12 @@ class statement_arena {
     args_ += n;
   }
 
+  /// Ends a statement with a marker count byte and `entries` entries (operands and header).
+  ADX_ALWAYS_INLINE void commit_long(std::size_t entries, std::uint8_t marker) noexcept {
+    count_[stmts_++] = operand_count{marker};
+    args_ += entries;
+  }
+
   mark position() const noexcept { return {cur_, stmts_, args_}; }
   void rewind(mark m) noexcept {
     sync();

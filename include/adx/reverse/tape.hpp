@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,7 +64,7 @@ class tape {
   using value_type = T;
 
   tape() {
-    frames_.push_back(frame{detail::new_epoch(), 0, {}, false});
+    frames_.push_back(frame{detail::new_epoch(), 0, {}, false, 0});
     epoch_ = frames_.back().epoch;
   }
   tape(tape const&) = delete;
@@ -105,8 +106,8 @@ class tape {
   template <class E>
   ADX_ALWAYS_INLINE index_type record(E const& e) {
     constexpr std::size_t N = E::n_active;
-    static_assert(N <= 255,
-                  "adx: this expression has more than 255 active operands; assign a part of it to a var first");
+    static_assert(N < long_statement,
+                  "adx: this expression has more than 253 active operands; assign a part of it to a var first");
     arena_.reserve(N, n_ + 1);
     writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, true, this};
     e.push(w);
@@ -123,6 +124,54 @@ class tape {
     index_type const k = next_index();
     arena_.commit(0);
     return k;
+  }
+
+  /// Records one statement of any number of operands (reductions, dot products): fill(w)
+  /// calls w.add(index, epoch, partial) at most max_operands times. Returns 0 if none is active.
+  template <class F>
+  index_type record_n(std::size_t max_operands, F&& fill) {
+    arena_.reserve(max_operands + 1, n_ + 1);
+    writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, true, this};
+    fill(w);
+    if (w.n == 0) return 0;
+    index_type const k = next_index();
+    if (w.n >= long_statement) {  // the true count goes in a trailing header entry
+      w.idx[w.n] = static_cast<index_type>(w.n);
+      w.partial[w.n] = detail::constant<T>(0);
+      arena_.commit_long(w.n + 1, static_cast<std::uint8_t>(long_statement));
+    } else {
+      arena_.commit(static_cast<std::uint8_t>(w.n));
+    }
+    nonfinite_ |= !w.finite;
+    return k;
+  }
+
+  /// A tape node: an operation on whole blocks (a matrix product) whose adjoint code runs once
+  /// when the sweep reaches its outputs, statements first .. first + count - 1.
+  struct node {
+    index_type first = 0, count = 0;
+    virtual ~node() = default;
+    /// Adds the contributions of adj[first .. first + count) to the inputs' adjoints.
+    virtual void backward(T* adj) const = 0;
+    /// Marks the inputs as reached (for the careful sweep).
+    virtual void mark_inputs(std::uint8_t* reached) const = 0;
+  };
+
+  /// Records a node with `outputs` consecutive output statements; returns the first index.
+  index_type record_node(std::unique_ptr<node> nd, index_type outputs) {
+    if (outputs == 0) throw error("adx: internal: a tape node needs at least one output");
+    index_type const first = n_ + 1;
+    for (index_type j = 1; j < outputs; ++j) new_variable();
+    arena_.reserve(1, n_ + 1);
+    index_type const k = next_index();
+    *arena_.idx_top() = static_cast<index_type>(nodes_.size());
+    *arena_.val_top() = detail::constant<T>(0);
+    arena_.commit_long(1, static_cast<std::uint8_t>(node_statement));
+    nd->first = first;
+    nd->count = outputs;
+    nodes_.push_back(std::move(nd));
+    (void)k;
+    return first;
   }
 
   epoch_type epoch() const noexcept { return epoch_; }
@@ -142,7 +191,7 @@ class tape {
 
   /// Starts a nested recording; its statements are dropped by pop_frame.
   void push_frame() {
-    frames_.push_back(frame{detail::new_epoch(), n_, arena_.position(), nonfinite_});
+    frames_.push_back(frame{detail::new_epoch(), n_, arena_.position(), nonfinite_, nodes_.size()});
     epoch_ = frames_.back().epoch;
   }
   /// Ends the innermost recording: its statements are dropped in O(1), its vars become stale.
@@ -231,6 +280,7 @@ class tape {
     index_type n;
     typename detail::statement_arena<index_type, T>::mark stmts;
     bool nonfinite;
+    std::size_t nodes;
   };
 
   ADX_ALWAYS_INLINE index_type next_index() {
@@ -241,6 +291,7 @@ class tape {
   void rewind_to(frame const& f) {
     n_ = f.n;
     arena_.rewind(f.stmts);
+    nodes_.resize(f.nodes);
     nonfinite_ = f.nonfinite;
     swept_ = std::min(swept_, n_);
   }
@@ -262,7 +313,15 @@ class tape {
       index_type k = ch.first + static_cast<index_type>(ch.stmts);
       for (std::size_t s = ch.stmts; s-- > 0;) {
         --k;
-        auto const n = static_cast<std::uint8_t>(count[s]);
+        std::size_t n = static_cast<std::uint8_t>(count[s]);
+        if (n >= long_statement) [[unlikely]] {
+          std::size_t const header = idx[--pos];
+          if (n == node_statement) {
+            if (k <= top) run_node(*nodes_[header], adj, reach);
+            continue;
+          }
+          n = header;
+        }
         pos -= n;
         if (k > top) continue;  // after the seeds: not in their cone
         if constexpr (Careful) {
@@ -272,12 +331,22 @@ class tape {
         if constexpr (!Careful) {
           if (detail::structural_zero(a)) continue;
         }
-        for (std::uint8_t j = 0; j < n; ++j) {
+        for (std::size_t j = 0; j < n; ++j) {
           adj[idx[pos + j]] += val[pos + j] * a;
           if constexpr (Careful) reach[idx[pos + j]] = 1;
         }
       }
     }
+  }
+
+  static void run_node(node const& nd, T* adj, std::uint8_t* reach) {
+    if (reach) {
+      bool any = false;
+      for (index_type j = 0; j < nd.count && !any; ++j) any = reach[nd.first + j] != 0;
+      if (!any) return;
+      nd.mark_inputs(reach);
+    }
+    nd.backward(adj);
   }
 
   static tape& thread_default() {
@@ -287,6 +356,9 @@ class tape {
   }
 
   static constexpr index_type max_index = ~index_type{0};
+  // operand-count bytes with a meaning of their own (followed by one header entry)
+  static constexpr unsigned long_statement = 254;  // header index = the operand count
+  static constexpr unsigned node_statement = 255;  // header index = the node's number
   inline static thread_local tape* current_ = nullptr;
 
   detail::statement_arena<index_type, T> arena_;
@@ -301,6 +373,7 @@ class tape {
   std::vector<index_type> seeds_;      // the seeded statements of the sweep under way
   bool reached_valid_ = false;
   std::vector<frame> frames_;
+  std::vector<std::unique_ptr<node>> nodes_;
 
  public:
   /// Makes this tape the thread's current one (used by tape_scope; returns the previous one).

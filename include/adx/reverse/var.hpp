@@ -52,6 +52,16 @@ class var {
                   "nest the modes instead, e.g. var<dual<double>> for forward-over-reverse");
   }
 
+  /// The var of statement `index` recorded on the current tape in recording `epoch` (for code
+  /// that records statements itself, such as tensor reductions and tape nodes).
+  static constexpr var recorded(T const& v, index_type index, epoch_type epoch) {
+    var r;
+    r.value_ = v;
+    r.index_ = index;
+    r.epoch_ = index ? epoch : 0;
+    return r;
+  }
+
   /// A constant: value v, no tape entry, derivative zero.
   static constexpr var constant(T const& v) {
     var r;

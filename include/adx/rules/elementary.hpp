@@ -662,6 +662,10 @@ template <class X>
 concept rule_operand = ad_operand<X> || arithmetic<X>;
 template <class X, class Y>
 concept rule_operands2 = rule_operand<X> && rule_operand<Y> &&(ad_operand<X> || ad_operand<Y>);
+/// Elementwise over tensors: at least one tensor operand, the others tensors or scalars.
+template <class X, class Y>
+concept tensor_operands2 = (tensor_operand<X> || tensor_operand<Y>)&&(tensor_operand<X> || rule_operand<X>)&&(
+    tensor_operand<Y> || rule_operand<Y>);
 
 template <ad_operand X>
 constexpr auto operator-(X&& x) {
@@ -692,20 +696,32 @@ constexpr auto operator/(X&& x, Y&& y) {
   return detail::make_expr<detail::div_rule>(std::forward<X>(x), std::forward<Y>(y));
 }
 
-#define ADX_UNARY_ENTRY(fn, rule)                               \
-  template <ad_operand X>                                       \
-  constexpr auto fn(X&& x) {                                    \
-    return detail::make_expr<detail::rule>(std::forward<X>(x)); \
+// Each entry point also has its elementwise tensor overload (tensor/elementwise.hpp builds it).
+#define ADX_UNARY_ENTRY(fn, rule)                                      \
+  template <ad_operand X>                                              \
+  constexpr auto fn(X&& x) {                                           \
+    return detail::make_expr<detail::rule>(std::forward<X>(x));        \
+  }                                                                    \
+  template <tensor_operand X>                                          \
+  auto fn(X&& x) {                                                     \
+    return detail::make_tensor_expr<detail::rule>(std::forward<X>(x)); \
   }
-#define ADX_OWN_UNARY_ENTRY(fn, rule)                           \
-  template <rule_operand X>                                     \
-  constexpr auto fn(X&& x) {                                    \
-    return detail::make_expr<detail::rule>(std::forward<X>(x)); \
+#define ADX_OWN_UNARY_ENTRY(fn, rule)                                  \
+  template <rule_operand X>                                            \
+  constexpr auto fn(X&& x) {                                           \
+    return detail::make_expr<detail::rule>(std::forward<X>(x));        \
+  }                                                                    \
+  template <tensor_operand X>                                          \
+  auto fn(X&& x) {                                                     \
+    return detail::make_tensor_expr<detail::rule>(std::forward<X>(x)); \
   }
-#define ADX_BINARY_ENTRY(fn, rule) \
-  template <class X, class Y>      \
-  requires rule_operands2<X, Y>    \
-  constexpr auto fn(X&& x, Y&& y) { return detail::make_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y)); }
+#define ADX_BINARY_ENTRY(fn, rule)                                                                               \
+  template <class X, class Y>                                                                                    \
+  requires rule_operands2<X, Y>                                                                                  \
+  constexpr auto fn(X&& x, Y&& y) { return detail::make_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y)); } \
+  template <class X, class Y>                                                                                    \
+  requires tensor_operands2<X, Y>                                                                                \
+  auto fn(X&& x, Y&& y) { return detail::make_tensor_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y)); }
 
 ADX_UNARY_ENTRY(exp, exp_rule)
 ADX_UNARY_ENTRY(exp2, exp2_rule)

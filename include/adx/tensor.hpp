@@ -1,0 +1,9 @@
+// adx: the tensor layer (tensor<S>, fused elementwise expressions, reductions, matmul, printing).
+#pragma once
+#include "adx/tensor/elementwise.hpp"
+#include "adx/tensor/gemm.hpp"
+#include "adx/tensor/linalg.hpp"
+#include "adx/tensor/print.hpp"
+#include "adx/tensor/reduce.hpp"
+#include "adx/tensor/shape.hpp"
+#include "adx/tensor/tensor.hpp"

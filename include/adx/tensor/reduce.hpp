@@ -1,0 +1,292 @@
+// adx: reductions over all elements or one axis (sum, mean, prod, max, min, logsumexp, norm)
+// and what is built from them (softmax, log_softmax, dot, outer).
+//
+// Each reduction is one rule here: its value and its partials on a line of element values,
+// written once over the value type T. The same rule serves every element scalar S:
+//   plain numbers  the value only;
+//   dual<T>        the value and the tangent sum_j partial_j * tangent_j;
+//   var<T>         the value and ONE tape statement over the whole line (however long).
+// Non-differentiable points follow SPEC §5 / torch: max and min share the gradient evenly
+// between tied extremes, prod's partials are exact products of the other elements (no
+// division, so zeros are fine), the norm's gradient at zero is zero.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "adx/reverse/var.hpp"
+#include "adx/tensor/elementwise.hpp"
+
+namespace adx {
+namespace detail {
+
+template <class T>
+T sum_values(std::span<T const> x) {
+  T s = constant<T>(0);
+  for (auto const& v : x) s = s + v;
+  return s;
+}
+
+struct sum_reduction {
+  static constexpr char const* name = "sum";
+  template <class T>
+  static T value(std::span<T const> x) {
+    return sum_values(x);
+  }
+  template <class T>
+  static void partials(std::span<T const> x, T const&, T* p) {
+    for (std::size_t j = 0; j < x.size(); ++j) p[j] = constant<T>(1);
+  }
+};
+
+struct mean_reduction {
+  static constexpr char const* name = "mean";
+  template <class T>
+  static T value(std::span<T const> x) {
+    return to_value<T>(sum_values(x) / static_cast<double>(x.size()));  // empty: 0/0 = NaN, as torch
+  }
+  template <class T>
+  static void partials(std::span<T const> x, T const&, T* p) {
+    for (std::size_t j = 0; j < x.size(); ++j) p[j] = constant<T>(1.0 / static_cast<double>(x.size()));
+  }
+};
+
+struct prod_reduction {
+  static constexpr char const* name = "prod";
+  template <class T>
+  static T value(std::span<T const> x) {
+    T r = constant<T>(1);
+    for (auto const& v : x) r = r * v;
+    return r;
+  }
+  /// p_j = product of the others (prefix times suffix): exact at zeros.
+  template <class T>
+  static void partials(std::span<T const> x, T const&, T* p) {
+    T acc = constant<T>(1);
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      p[j] = acc;
+      acc = acc * x[j];
+    }
+    acc = constant<T>(1);
+    for (std::size_t j = x.size(); j-- > 0;) {
+      p[j] = p[j] * acc;
+      acc = acc * x[j];
+    }
+  }
+};
+
+template <bool Max>
+struct extreme_reduction {
+  static constexpr char const* name = Max ? "max" : "min";
+  template <class T>
+  static T value(std::span<T const> x) {
+    if (x.empty()) throw shape_error(std::string("adx: ") + name + ": reduction over an empty tensor or axis");
+    std::size_t best = 0;
+    for (std::size_t j = 1; j < x.size(); ++j) {
+      auto const a = primal_of(x[j]), b = primal_of(x[best]);
+      if (std::isnan(a)) return x[j];  // NaN propagates
+      if (Max ? a > b : a < b) best = j;
+    }
+    return x[best];
+  }
+  /// The gradient is shared evenly between the tied extremes (torch's amax/amin).
+  template <class T>
+  static void partials(std::span<T const> x, T const& v, T* p) {
+    auto const m = primal_of(v);
+    std::size_t ties = 0;
+    for (auto const& e : x) ties += primal_of(e) == m;
+    for (std::size_t j = 0; j < x.size(); ++j)
+      p[j] = constant<T>(primal_of(x[j]) == m ? 1.0 / static_cast<double>(ties) : 0.0);
+  }
+};
+
+struct logsumexp_reduction {
+  static constexpr char const* name = "logsumexp";
+  template <class T>
+  static double shift(std::span<T const> x) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (auto const& v : x) m = std::max(m, static_cast<double>(primal_of(v)));
+    return std::isfinite(m) ? m : 0.0;
+  }
+  template <class T>
+  static T value(std::span<T const> x) {
+    using std::exp;
+    using std::log;
+    double const m = shift(x);
+    T s = constant<T>(0);
+    for (auto const& v : x) s = s + exp(v - m);
+    return to_value<T>(log(s) + m);
+  }
+  template <class T>
+  static void partials(std::span<T const> x, T const& v, T* p) {  // softmax
+    using std::exp;
+    for (std::size_t j = 0; j < x.size(); ++j) p[j] = to_value<T>(exp(x[j] - v));
+  }
+};
+
+struct norm_reduction {
+  static constexpr char const* name = "norm";
+  template <class T>
+  static T value(std::span<T const> x) {
+    using std::sqrt;
+    T s = constant<T>(0);
+    for (auto const& v : x) s = s + v * v;
+    return to_value<T>(sqrt(s));
+  }
+  /// x / ||x||, and zero at ||x|| = 0 (torch's subgradient).
+  template <class T>
+  static void partials(std::span<T const> x, T const& v, T* p) {
+    bool const zero = primal_of(v) == 0;
+    for (std::size_t j = 0; j < x.size(); ++j) p[j] = zero ? constant<T>(0) : to_value<T>(x[j] / v);
+  }
+};
+
+/// One reduced element: the rule's value over the line, with its derivative in S's own mode.
+template <class Red, class S>
+S reduce_line(S const* base, std::size_t stride, std::size_t n) {
+  if constexpr (!ad_scalar<S>) {
+    std::vector<S> x(n);
+    for (std::size_t j = 0; j < n; ++j) x[j] = base[j * stride];
+    return Red::value(std::span<S const>(x));
+  } else {
+    using T = value_type_t<S>;
+    std::vector<T> x(n), p(n);
+    for (std::size_t j = 0; j < n; ++j) x[j] = base[j * stride].val();
+    T const v = Red::value(std::span<T const>(x));
+    Red::partials(std::span<T const>(x), v, p.data());
+    if constexpr (ad_traits<S>::is_reverse) {
+      auto& t = tape<T>::current();
+      index_type const k = t.record_n(n, [&](auto& w) {
+        for (std::size_t j = 0; j < n; ++j) {
+          S const& e = base[j * stride];
+          w.add(e.index(), e.epoch(), p[j]);
+        }
+      });
+      return S::recorded(v, k, t.epoch());
+    } else {
+      T tan = constant<T>(0);
+      for (std::size_t j = 0; j < n; ++j) tan = tan + p[j] * base[j * stride].tangent();
+      return S(v, tan);
+    }
+  }
+}
+
+template <class Red, class X>
+auto reduce_all(X const& x) {
+  auto const t = eval(x);
+  return reduce_line<Red>(t.data(), 1, t.size());
+}
+
+template <class Red, class X>
+auto reduce_axis(X const& x, long axis, bool keepdims) {
+  auto const t = eval(x);
+  using S = typename decltype(t)::value_type;
+  std::size_t const ax = normalize_axis(Red::name, axis, t.shape());
+  shape sh = t.shape();
+  std::size_t const len = sh[ax];
+  std::size_t inner = 1;
+  for (std::size_t d = ax + 1; d < sh.rank(); ++d) inner *= sh[d];
+  std::size_t const outer = len == 0 ? t.size() : t.size() / (len * inner);
+  if (keepdims)
+    sh[ax] = 1;
+  else
+    sh.erase(ax);
+  tensor<S> out(sh);
+  S* o = out.data();
+  std::size_t outer_count = 1;
+  for (std::size_t d = 0; d < ax; ++d) outer_count *= t.shape()[d];
+  (void)outer;
+  for (std::size_t a = 0; a < outer_count; ++a)
+    for (std::size_t i = 0; i < inner; ++i) o[a * inner + i] = reduce_line<Red>(t.data() + a * len * inner + i, inner, len);
+  return out;
+}
+
+}  // namespace detail
+
+#define ADX_TENSOR_REDUCTION(fn, red)                                     \
+  template <tensor_operand X>                                             \
+  auto fn(X const& x) {                                                   \
+    return detail::reduce_all<detail::red>(x);                            \
+  }                                                                       \
+  template <tensor_operand X>                                             \
+  auto fn(X const& x, long axis, bool keepdims = false) {                 \
+    return detail::reduce_axis<detail::red>(x, axis, keepdims);           \
+  }
+/// sum(t): the sum of all elements (an S); sum(t, axis, keepdims): a tensor. Likewise below.
+ADX_TENSOR_REDUCTION(sum, sum_reduction)
+ADX_TENSOR_REDUCTION(mean, mean_reduction)
+ADX_TENSOR_REDUCTION(prod, prod_reduction)
+ADX_TENSOR_REDUCTION(amax, extreme_reduction<true>)
+ADX_TENSOR_REDUCTION(amin, extreme_reduction<false>)
+ADX_TENSOR_REDUCTION(logsumexp, logsumexp_reduction)
+ADX_TENSOR_REDUCTION(norm, norm_reduction)
+#undef ADX_TENSOR_REDUCTION
+
+/// max(t) / min(t): the largest / smallest element (reductions; ties share the gradient).
+template <tensor_operand X>
+auto max(X const& x) {
+  return amax(x);
+}
+template <tensor_operand X>
+auto max(X const& x, long axis, bool keepdims = false) {
+  return amax(x, axis, keepdims);
+}
+template <tensor_operand X>
+auto min(X const& x) {
+  return amin(x);
+}
+template <tensor_operand X>
+auto min(X const& x, long axis, bool keepdims = false) {
+  return amin(x, axis, keepdims);
+}
+
+/// A copy of t that no derivative flows through (every element at every level).
+template <tensor_operand X>
+auto stop_gradient(X const& x) {
+  auto const t = eval(x);
+  using S = typename decltype(t)::value_type;
+  tensor<S> r(t.shape());
+  S* o = r.data();
+  for (std::size_t i = 0; i < t.size(); ++i) o[i] = adx::stop_gradient(t.data()[i]);
+  return r;
+}
+
+/// softmax along an axis (default the last): exp(x - max) / sum(exp(x - max)).
+template <tensor_operand X>
+auto softmax(X const& x, long axis = -1) {
+  auto const t = eval(x);
+  auto const m = stop_gradient(amax(t, axis, true));
+  auto const e = eval(exp(t - m));
+  return eval(e / sum(e, axis, true));
+}
+/// log_softmax along an axis (default the last): x - logsumexp(x).
+template <tensor_operand X>
+auto log_softmax(X const& x, long axis = -1) {
+  auto const t = eval(x);
+  return eval(t - logsumexp(t, axis, true));
+}
+
+/// The inner product of two rank-1 tensors of equal length.
+template <tensor_operand X, tensor_operand Y>
+auto dot(X const& x, Y const& y) {
+  auto const a = eval(x);
+  auto const b = eval(y);
+  if (a.rank() != 1 || b.rank() != 1 || a.size() != b.size())
+    detail::throw_shape_error("dot", "needs two rank-1 tensors of the same length", a.shape(), b.shape());
+  return sum(a * b);
+}
+/// The outer product of two rank-1 tensors: [n] x [m] -> [n, m].
+template <tensor_operand X, tensor_operand Y>
+auto outer(X const& x, Y const& y) {
+  auto const a = eval(x);
+  auto const b = eval(y);
+  if (a.rank() != 1 || b.rank() != 1)
+    detail::throw_shape_error("outer", "needs two rank-1 tensors", a.shape(), b.shape());
+  return eval(a.reshape({static_cast<long>(a.size()), 1L}) * b.reshape({1L, static_cast<long>(b.size())}));
+}
+
+}  // namespace adx

@@ -1,0 +1,166 @@
+// adx: tensor shapes, numpy broadcasting and the shape errors. A shape is a short list of
+// extents (rank 0 to max_rank); a rank-0 shape is a scalar holding one element.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <initializer_list>
+#include <ostream>
+#include <sstream>
+#include <string>
+
+#include "adx/core/error.hpp"
+
+namespace adx {
+
+/// An operation was given tensors whose shapes do not fit, a bad axis or a bad reshape.
+/// The message names the operation and the shapes.
+class shape_error : public error {
+ public:
+  using error::error;
+};
+
+class shape {
+ public:
+  static constexpr std::size_t max_rank = 8;
+
+  constexpr shape() = default;
+  shape(std::initializer_list<std::size_t> dims) {
+    if (dims.size() > max_rank) throw shape_error("adx: a tensor has at most 8 dimensions");
+    rank_ = dims.size();
+    std::copy(dims.begin(), dims.end(), dims_.begin());
+  }
+  template <class It>
+  static shape from(It first, It last) {
+    shape s;
+    for (; first != last; ++first) s.push_back(static_cast<std::size_t>(*first));
+    return s;
+  }
+
+  constexpr std::size_t rank() const noexcept { return rank_; }
+  constexpr std::size_t operator[](std::size_t i) const noexcept { return dims_[i]; }
+  constexpr std::size_t& operator[](std::size_t i) noexcept { return dims_[i]; }
+  constexpr std::size_t const* begin() const noexcept { return dims_.data(); }
+  constexpr std::size_t const* end() const noexcept { return dims_.data() + rank_; }
+  constexpr std::size_t back() const noexcept { return dims_[rank_ - 1]; }
+
+  /// Number of elements (1 for rank 0).
+  constexpr std::size_t size() const noexcept {
+    std::size_t n = 1;
+    for (std::size_t i = 0; i < rank_; ++i) n *= dims_[i];
+    return n;
+  }
+  void push_back(std::size_t d) {
+    if (rank_ == max_rank) throw shape_error("adx: a tensor has at most 8 dimensions");
+    dims_[rank_++] = d;
+  }
+  void erase(std::size_t axis) {
+    for (std::size_t i = axis; i + 1 < rank_; ++i) dims_[i] = dims_[i + 1];
+    --rank_;
+  }
+
+  friend constexpr bool operator==(shape const& a, shape const& b) noexcept {
+    return a.rank_ == b.rank_ && std::equal(a.begin(), a.end(), b.begin());
+  }
+
+  std::string str() const {
+    std::ostringstream os;
+    os << *this;
+    return os.str();
+  }
+  friend std::ostream& operator<<(std::ostream& os, shape const& s) {
+    os << '[';
+    for (std::size_t i = 0; i < s.rank_; ++i) os << (i ? ", " : "") << s.dims_[i];
+    return os << ']';
+  }
+
+  /// Row-major strides (in elements).
+  std::array<std::size_t, max_rank> strides() const noexcept {
+    std::array<std::size_t, max_rank> st{};
+    std::size_t s = 1;
+    for (std::size_t i = rank_; i-- > 0;) {
+      st[i] = s;
+      s *= dims_[i];
+    }
+    return st;
+  }
+
+ private:
+  std::array<std::size_t, max_rank> dims_{};
+  std::size_t rank_ = 0;
+};
+
+namespace detail {
+
+/// "adx: <op>: <message> (shapes [2, 3] and [4])"
+template <class... S>
+[[noreturn]] void throw_shape_error(char const* op, std::string const& what, S const&... shapes) {
+  std::ostringstream os;
+  os << "adx: " << op << ": " << what;
+  if constexpr (sizeof...(S) > 0) {
+    os << " (shape" << (sizeof...(S) > 1 ? "s " : " ");
+    std::size_t k = 0;
+    ((os << (k++ ? " and " : "") << shapes), ...);
+    os << ')';
+  }
+  throw shape_error(os.str());
+}
+
+/// Resolves a possibly negative axis against a rank; throws naming the operation if out of range.
+inline std::size_t normalize_axis(char const* op, long axis, shape const& s) {
+  long const r = static_cast<long>(s.rank());
+  if (axis < -r || axis >= r)
+    throw_shape_error(op, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r), s);
+  return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
+}
+
+}  // namespace detail
+
+/// The numpy broadcast of two shapes (trailing dimensions aligned, 1 stretches); throws
+/// shape_error naming `op` and both shapes when they are incompatible.
+inline shape broadcast_shapes(shape const& a, shape const& b, char const* op = "broadcast") {
+  std::size_t const r = std::max(a.rank(), b.rank());
+  shape out;
+  for (std::size_t i = 0; i < r; ++i) {
+    std::size_t const da = i + a.rank() >= r ? a[i + a.rank() - r] : 1;
+    std::size_t const db = i + b.rank() >= r ? b[i + b.rank() - r] : 1;
+    if (da != db && da != 1 && db != 1) detail::throw_shape_error(op, "shapes cannot be broadcast together", a, b);
+    out.push_back(da == 1 ? db : da);
+  }
+  return out;
+}
+
+namespace detail {
+
+/// Strides for reading a tensor of shape `from` as if it had the (broadcast) shape `to`:
+/// stretched dimensions get stride 0.
+inline std::array<std::size_t, shape::max_rank> broadcast_strides(shape const& from, shape const& to) {
+  std::array<std::size_t, shape::max_rank> st{};
+  auto const own = from.strides();
+  std::size_t const off = to.rank() - from.rank();
+  for (std::size_t i = 0; i < from.rank(); ++i) st[i + off] = from[i] == 1 ? 0 : own[i];
+  return st;
+}
+
+/// Walks the elements of a shape in row-major order, keeping per-operand offsets for a set of
+/// stride arrays (one per operand): the general broadcasting loop.
+template <std::size_t K>
+struct multi_index {
+  shape const& sh;
+  std::array<std::array<std::size_t, shape::max_rank>, K> const& strides;
+  std::array<std::size_t, shape::max_rank> idx{};
+  std::array<std::size_t, K> off{};
+
+  void next() noexcept {
+    for (std::size_t d = sh.rank(); d-- > 0;) {
+      for (std::size_t k = 0; k < K; ++k) off[k] += strides[k][d];
+      if (++idx[d] < sh[d]) return;
+      for (std::size_t k = 0; k < K; ++k) off[k] -= strides[k][d] * sh[d];
+      idx[d] = 0;
+    }
+  }
+};
+
+}  // namespace detail
+}  // namespace adx

@@ -1,0 +1,399 @@
+// adx: tensor<S>, a dense row-major array of any scalar S (double, float, dual<...>, var<...>).
+//
+// Storage is a 64-byte aligned buffer shared between copies and copied on the first write
+// through a shared copy (copy-on-write). Copies are therefore cheap, tensor expressions keep
+// their operands by value (they never dangle) and `a = a * b + a` is alias-safe. A pointer from
+// the non-const data() is valid until the tensor is copied or assigned.
+//
+// Structural operations (reshape, transpose, permute, slice, element access) only move
+// elements. For tensor<var<T>> the moved elements are the same variables, so these operations
+// add nothing to the tape and gradients flow through them unchanged.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <initializer_list>
+#include <memory>
+#include <new>
+#include <random>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "adx/core/expr.hpp"
+#include "adx/core/traits.hpp"
+#include "adx/tensor/shape.hpp"
+
+namespace adx {
+
+template <class S>
+class tensor;
+
+namespace detail {
+
+template <class S>
+struct aligned_delete {
+  std::size_t n;
+  void operator()(S* p) const noexcept {
+    std::destroy_n(p, n);
+    ::operator delete(static_cast<void*>(p), std::align_val_t{64});
+  }
+};
+
+/// n default-initialised S (value-initialised for class types) in a 64-byte aligned block.
+template <class S>
+std::shared_ptr<S> allocate(std::size_t n) {
+  void* raw = ::operator new(std::max<std::size_t>(n, 1) * sizeof(S), std::align_val_t{64});
+  S* p = static_cast<S*>(raw);
+  std::uninitialized_value_construct_n(p, n);
+  return std::shared_ptr<S>(p, aligned_delete<S>{n});
+}
+
+template <class X>
+struct is_tensor : std::false_type {};
+template <class S>
+struct is_tensor<tensor<S>> : std::true_type {};
+
+/// Nested initializer lists of depth D over S.
+template <class S, std::size_t D>
+struct nested_list {
+  using type = std::initializer_list<typename nested_list<S, D - 1>::type>;
+};
+template <class S>
+struct nested_list<S, 0> {
+  using type = S;
+};
+
+template <class S, std::size_t D>
+void list_shape(typename nested_list<S, D>::type const& l, shape& sh, std::size_t level) {
+  if constexpr (D > 0) {
+    if (level == sh.rank())
+      sh.push_back(l.size());
+    else if (sh[level] != l.size())
+      throw shape_error("adx: tensor: ragged initializer list (rows of different lengths)");
+    for (auto const& sub : l) list_shape<S, D - 1>(sub, sh, level + 1);
+  }
+}
+template <class S, std::size_t D, class Out>
+void list_fill(typename nested_list<S, D>::type const& l, Out& out) {
+  if constexpr (D == 0)
+    *out++ = l;
+  else
+    for (auto const& sub : l) list_fill<S, D - 1>(sub, out);
+}
+
+}  // namespace detail
+
+template <class X>
+concept tensor_type = detail::is_tensor<std::remove_cvref_t<X>>::value;
+
+namespace detail {
+template <class E>
+auto evaluate_elementwise(E expr);  // tensor/elementwise.hpp
+}
+
+template <class S>
+class tensor : public detail::tensor_tag {
+ public:
+  using value_type = S;
+  using scalar_type = S;
+
+  /// An empty tensor of shape [0].
+  tensor() : tensor(adx::shape{0}) {}
+  /// Shape sh, every element S{} (for var: inactive zeros; use full() or from_values for
+  /// independent variables).
+  explicit tensor(adx::shape const& sh) : shape_(sh), n_(sh.size()), data_(detail::allocate<S>(n_)) {}
+  tensor(adx::shape const& sh, S const& fill) : tensor(sh) { std::fill_n(data_.get(), n_, fill); }
+  /// Shape sh holding `values` in row-major order (their count must match).
+  tensor(adx::shape const& sh, std::vector<S> const& values) : tensor(sh) {
+    if (values.size() != n_)
+      detail::throw_shape_error("tensor", std::to_string(values.size()) + " values given for", sh);
+    std::copy(values.begin(), values.end(), data_.get());
+  }
+
+  // Nested initializer lists, rank 1 to 4: tensor<double>{{0.5, 0.6}, {1.2, 1.3}}.
+  // For tensor<var<T>>, numbers become independent variables, as for a scalar var.
+  tensor(typename detail::nested_list<S, 1>::type l) { from_list<1>(l); }
+  tensor(typename detail::nested_list<S, 2>::type l) { from_list<2>(l); }
+  tensor(typename detail::nested_list<S, 3>::type l) { from_list<3>(l); }
+  tensor(typename detail::nested_list<S, 4>::type l) { from_list<4>(l); }
+
+  /// A rank-0 tensor holding one element.
+  static tensor scalar(S const& v) { return tensor(adx::shape{}, v); }
+
+  /// Element-wise conversion (double -> var<double> makes independent variables, etc.).
+  template <class U>
+  requires(!std::is_same_v<U, S> && std::is_constructible_v<S, U const&>) explicit tensor(tensor<U> const& o)
+      : tensor(o.shape()) {
+    for (std::size_t i = 0; i < n_; ++i) data_.get()[i] = S(o.data()[i]);
+  }
+
+  /// Evaluates an elementwise expression (one fused loop; for var elements one statement each).
+  template <class E>
+  requires(tensor_operand<E> && !tensor_type<E>) tensor(E const& e) {
+    auto r = detail::evaluate_elementwise(e);
+    if constexpr (std::is_same_v<decltype(r), tensor>)
+      *this = std::move(r);
+    else
+      *this = tensor(r);
+  }
+  template <class E>
+  requires(tensor_operand<E> && !tensor_type<E>) tensor& operator=(E const& e) { return *this = tensor(e); }
+
+  template <class X>
+  tensor& operator+=(X const& x) {
+    return *this = *this + x;
+  }
+  template <class X>
+  tensor& operator-=(X const& x) {
+    return *this = *this - x;
+  }
+  template <class X>
+  tensor& operator*=(X const& x) {
+    return *this = *this * x;
+  }
+  template <class X>
+  tensor& operator/=(X const& x) {
+    return *this = *this / x;
+  }
+
+  // ---- shape and elements --------------------------------------------------------------------
+  adx::shape const& shape() const noexcept { return shape_; }
+  std::size_t size() const noexcept { return n_; }
+  std::size_t rank() const noexcept { return shape_.rank(); }
+  std::size_t dim(long axis) const { return shape_[detail::normalize_axis("dim", axis, shape_)]; }
+
+  S const* data() const noexcept { return data_.get(); }
+  S* data() {
+    unshare();
+    return data_.get();
+  }
+  S const* begin() const noexcept { return data(); }
+  S const* end() const noexcept { return data() + n_; }
+  std::span<S const> flat() const noexcept { return {data(), n_}; }
+
+  /// Element at a multi-index (one index per dimension; checked).
+  template <class... I>
+  requires(std::is_integral_v<I>&&...) S const& operator()(I... i) const { return data_.get()[offset({static_cast<long long>(i)...})]; }
+  template <class... I>
+  requires(std::is_integral_v<I>&&...) S& operator()(I... i) {
+    std::size_t const o = offset({static_cast<long long>(i)...});
+    unshare();
+    return data_.get()[o];
+  }
+  /// Element at a row-major flat position (checked).
+  S const& operator[](std::size_t i) const { return data_.get()[check_flat(i)]; }
+  S& operator[](std::size_t i) {
+    check_flat(i);
+    unshare();
+    return data_.get()[i];
+  }
+  /// The only element of a size-1 tensor.
+  S const& item() const {
+    if (n_ != 1) detail::throw_shape_error("item", "needs a tensor of exactly one element", shape_);
+    return data_.get()[0];
+  }
+
+  // ---- structural operations (no arithmetic, no tape entries) --------------------------------
+
+  /// The same elements in a new shape; one extent may be -1 (inferred).
+  tensor reshape(std::initializer_list<long> dims) const { return reshape(std::vector<long>(dims)); }
+  tensor reshape(std::vector<long> const& dims) const {
+    adx::shape sh;
+    long infer = -1;
+    std::size_t known = 1;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i] == -1 && infer < 0) {
+        infer = static_cast<long>(i);
+        sh.push_back(1);
+      } else if (dims[i] < 0) {
+        detail::throw_shape_error("reshape", "extents must be non-negative (one may be -1)", shape_);
+      } else {
+        sh.push_back(static_cast<std::size_t>(dims[i]));
+        known *= static_cast<std::size_t>(dims[i]);
+      }
+    }
+    if (infer >= 0) {
+      if (known == 0 || n_ % known != 0)
+        detail::throw_shape_error("reshape", "cannot infer the -1 extent for " + std::to_string(n_) + " elements",
+                                  shape_);
+      sh[static_cast<std::size_t>(infer)] = n_ / known;
+    }
+    return reshape(sh);
+  }
+  tensor reshape(adx::shape const& sh) const {
+    if (sh.size() != n_) detail::throw_shape_error("reshape", "element counts differ", shape_, sh);
+    tensor r = *this;  // shares the buffer
+    r.shape_ = sh;
+    return r;
+  }
+
+  /// Axes reordered: result dimension i is this tensor's dimension axes[i].
+  tensor permute(std::vector<long> const& axes) const {
+    if (axes.size() != rank()) detail::throw_shape_error("permute", "needs one axis per dimension", shape_);
+    std::array<std::size_t, adx::shape::max_rank> ax{};
+    std::array<bool, adx::shape::max_rank> seen{};
+    adx::shape sh;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      ax[i] = detail::normalize_axis("permute", axes[i], shape_);
+      if (seen[ax[i]]) detail::throw_shape_error("permute", "an axis is repeated", shape_);
+      seen[ax[i]] = true;
+      sh.push_back(shape_[ax[i]]);
+    }
+    auto const st = shape_.strides();
+    std::array<std::array<std::size_t, adx::shape::max_rank>, 1> src{};
+    for (std::size_t i = 0; i < rank(); ++i) src[0][i] = st[ax[i]];
+    tensor r(sh);
+    detail::multi_index<1> mi{sh, src};
+    S* out = r.data_.get();
+    for (std::size_t i = 0; i < r.n_; ++i, mi.next()) out[i] = data_.get()[mi.off[0]];
+    return r;
+  }
+  /// Axes reversed (the matrix transpose for rank 2).
+  tensor transpose() const {
+    std::vector<long> axes(rank());
+    for (std::size_t i = 0; i < rank(); ++i) axes[i] = static_cast<long>(rank() - 1 - i);
+    return permute(axes);
+  }
+  /// Two axes swapped.
+  tensor transpose(long a, long b) const {
+    std::vector<long> axes(rank());
+    for (std::size_t i = 0; i < rank(); ++i) axes[i] = static_cast<long>(i);
+    std::swap(axes[detail::normalize_axis("transpose", a, shape_)], axes[detail::normalize_axis("transpose", b, shape_)]);
+    return permute(axes);
+  }
+  /// Elements begin, begin+step, ... (< end) along one axis; negative begin/end count from the
+  /// end, as in Python. A copy (tensors own their elements).
+  tensor slice(long axis, long begin, long end, long step = 1) const {
+    std::size_t const ax = detail::normalize_axis("slice", axis, shape_);
+    long const d = static_cast<long>(shape_[ax]);
+    if (step <= 0) detail::throw_shape_error("slice", "step must be positive", shape_);
+    if (begin < 0) begin += d;
+    if (end < 0) end += d;
+    begin = std::clamp(begin, 0L, d);
+    end = std::clamp(end, begin, d);
+    std::size_t const len = static_cast<std::size_t>((end - begin + step - 1) / step);
+    adx::shape sh = shape_;
+    sh[ax] = len;
+    auto const st = shape_.strides();
+    std::array<std::array<std::size_t, adx::shape::max_rank>, 1> src{};
+    for (std::size_t i = 0; i < rank(); ++i) src[0][i] = i == ax ? st[i] * static_cast<std::size_t>(step) : st[i];
+    tensor r(sh);
+    detail::multi_index<1> mi{sh, src};
+    std::size_t const base = static_cast<std::size_t>(begin) * st[ax];
+    S* out = r.data_.get();
+    for (std::size_t i = 0; i < r.n_; ++i, mi.next()) out[i] = data_.get()[base + mi.off[0]];
+    return r;
+  }
+
+  /// The element values one nesting level down (tensor<double> for tensor<var<double>>).
+  auto values() const {
+    using V = std::conditional_t<ad_scalar<S>, value_type_t<S>, S>;
+    tensor<V> r(shape_);
+    V* out = r.data();
+    for (std::size_t i = 0; i < n_; ++i) out[i] = detail::value_of(data_.get()[i]);
+    return r;
+  }
+
+  /// True if no other tensor shares this one's buffer.
+  bool unique() const noexcept { return data_.use_count() == 1; }
+
+ private:
+  template <std::size_t D>
+  void from_list(typename detail::nested_list<S, D>::type const& l) {
+    detail::list_shape<S, D>(l, shape_, 0);
+    n_ = shape_.size();
+    data_ = detail::allocate<S>(n_);
+    S* out = data_.get();
+    detail::list_fill<S, D>(l, out);
+  }
+  void unshare() {
+    if (data_.use_count() > 1) {
+      auto fresh = detail::allocate<S>(n_);
+      std::copy_n(data_.get(), n_, fresh.get());
+      data_ = std::move(fresh);
+    }
+  }
+  std::size_t check_flat(std::size_t i) const {
+    if (i >= n_)
+      detail::throw_shape_error("operator[]", "flat index " + std::to_string(i) + " out of range", shape_);
+    return i;
+  }
+  std::size_t offset(std::initializer_list<long long> idx) const {
+    if (idx.size() != rank())
+      detail::throw_shape_error("operator()", std::to_string(idx.size()) + " indices given for", shape_);
+    std::size_t o = 0, k = 0;
+    for (long long i : idx) {
+      if (i < 0 || static_cast<std::size_t>(i) >= shape_[k])
+        detail::throw_shape_error("operator()", "index " + std::to_string(i) + " out of range in dimension " +
+                                                    std::to_string(k),
+                                  shape_);
+      o = o * shape_[k] + static_cast<std::size_t>(i);
+      ++k;
+    }
+    return o;
+  }
+
+  adx::shape shape_;
+  std::size_t n_ = 0;
+  std::shared_ptr<S> data_;
+};
+
+// ---- factories ----------------------------------------------------------------------------
+
+template <class S = double>
+tensor<S> zeros(shape const& sh) {
+  return tensor<S>(sh, S(0.0));
+}
+template <class S = double>
+tensor<S> ones(shape const& sh) {
+  return tensor<S>(sh, S(1.0));
+}
+template <class S = double, class V>
+tensor<S> full(shape const& sh, V const& v) {
+  tensor<S> t(sh);
+  S* p = t.data();
+  for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(v);  // for var: each its own variable
+  return t;
+}
+/// start, start + step, ... below stop (rank 1).
+template <class S = double>
+tensor<S> arange(double start, double stop, double step = 1.0) {
+  if (step == 0 || !std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
+    throw shape_error("adx: arange: step must be non-zero and the bounds finite");
+  double const count = std::ceil((stop - start) / step);
+  std::size_t const n = count > 0 ? static_cast<std::size_t>(count) : 0;
+  tensor<S> t(shape{n});
+  S* p = t.data();
+  for (std::size_t i = 0; i < n; ++i) p[i] = S(start + static_cast<double>(i) * step);
+  return t;
+}
+template <class S = double>
+tensor<S> arange(std::size_t n) {
+  return arange<S>(0.0, static_cast<double>(n));
+}
+/// Normal(mean, stddev) draws from a std::mt19937_64 seeded with `seed` (reproducible).
+template <class S = double>
+tensor<S> random_normal(shape const& sh, std::uint64_t seed, double mean = 0.0, double stddev = 1.0) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> dist(mean, stddev);
+  tensor<S> t(sh);
+  S* p = t.data();
+  for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(dist(gen));
+  return t;
+}
+/// Uniform [lo, hi) draws from a std::mt19937_64 seeded with `seed` (reproducible).
+template <class S = double>
+tensor<S> random_uniform(shape const& sh, std::uint64_t seed, double lo = 0.0, double hi = 1.0) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  tensor<S> t(sh);
+  S* p = t.data();
+  for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(dist(gen));
+  return t;
+}
+
+}  // namespace adx
