@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "adx/core/error.hpp"
@@ -46,6 +47,15 @@ bool structural_zero(T const& a) {
     return a.index() == 0 && primal_of(a) == 0;
   else
     return false;
+}
+
+/// True if a node's output adjoint a is exactly zero (the node need not run for it).
+template <class T>
+bool zero_adjoint(T const& a) {
+  if constexpr (std::is_arithmetic_v<T>)
+    return a == 0;
+  else
+    return structural_zero(a);
 }
 }  // namespace detail
 
@@ -339,12 +349,19 @@ class tape {
     }
   }
 
+  /// A node runs when the seeds reach one of its outputs (careful sweep) or, in the plain sweep,
+  /// when one of its outputs has a non-zero adjoint. Like a tensor operation in torch it then
+  /// runs for all its elements, so an infinite partial of an element whose adjoint is zero
+  /// gives NaN there, as torch gives.
   static void run_node(node const& nd, T* adj, std::uint8_t* reach) {
+    bool any = false;
     if (reach) {
-      bool any = false;
       for (index_type j = 0; j < nd.count && !any; ++j) any = reach[nd.first + j] != 0;
       if (!any) return;
       nd.mark_inputs(reach);
+    } else {
+      for (index_type j = 0; j < nd.count && !any; ++j) any = !detail::zero_adjoint(adj[nd.first + j]);
+      if (!any) return;
     }
     nd.backward(adj);
   }

@@ -2,9 +2,11 @@
 // tensor_expr tree; assigning it to a tensor runs ONE loop over the (broadcast) result, and at
 // each element builds the same scalar expression the scalar layer would build from the same
 // rules. So every elementwise function works in every mode: for tensor<double> the loop is
-// plain arithmetic; for tensor<dual<T>> each element gets its tangent; for tensor<var<T>> each
-// element is one tape statement holding the partials of the whole fused expression, and a
-// broadcast operand's adjoint is summed back over the elements that read it.
+// plain arithmetic; for tensor<dual<T>> each element gets its tangent; for tensor<var<T>> the
+// expression is ONE tape node owning a contiguous block of adjoint slots: its values are
+// computed now, and the sweep rebuilds each element's scalar expression and pushes the adjoint
+// through the same rules (no partials stored). A broadcast operand's adjoint is summed back
+// over the elements that read it.
 //
 // Operands are kept by value (tensors share their buffers, so this is cheap): an expression
 // never dangles, and assigning it to one of its own operands is safe.
@@ -12,11 +14,15 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
 #include "adx/core/expr.hpp"
+#include "adx/reverse/var.hpp"
 #include "adx/rules/elementary.hpp"
 #include "adx/tensor/tensor.hpp"
 
@@ -44,6 +50,10 @@ struct tensor_leaf {
     for (std::size_t d = 0; d < rank; ++d) o += idx[d] * bst[d];
     return t.data()[o];
   }
+  template <class F>
+  void for_each_element(F&& f) const {
+    for (std::size_t i = 0; i < t.size(); ++i) f(t.data()[i]);
+  }
 };
 
 /// A scalar operand (a number or an AD scalar), the same for every element.
@@ -55,6 +65,10 @@ struct scalar_leaf {
   void bind(adx::shape const&) noexcept {}
   X const& at_flat(std::size_t) const noexcept { return v; }
   X const& at_index(stride_array const&, std::size_t) const noexcept { return v; }
+  template <class F>
+  void for_each_element(F&& f) const {
+    f(v);
+  }
 };
 
 template <class E>
@@ -88,6 +102,11 @@ class tensor_expr : public tensor_tag {
   }
   auto at_index(stride_array const& idx, std::size_t rank) const {
     return std::apply([&](auto const&... op) { return make_expr<Rule>(op.at_index(idx, rank)...); }, ops_);
+  }
+  /// Calls f on every element of every operand (AD scalars and numbers alike).
+  template <class F>
+  void for_each_element(F&& f) const {
+    std::apply([&](auto const&... op) { (op.for_each_element(f), ...); }, ops_);
   }
 
   using element_type = element_result_t<decltype(make_expr<Rule>(std::declval<Ops const&>().at_flat(0)...))>;
@@ -125,27 +144,95 @@ auto make_tensor_expr(X&&... x) {
       wrap_tensor_operand(std::forward<X>(x))...);
 }
 
-/// Runs the loop: one pass over the result, each element built from its scalar expression.
+/// Calls f(i, element expression) for every element of the result, in row-major order.
+template <class E, class F>
+void for_each_result_element(E const& expr, adx::shape const& sh, bool flat, F&& f) {
+  std::size_t const n = sh.size();
+  if (flat) {
+    for (std::size_t i = 0; i < n; ++i) f(i, expr.at_flat(i));
+  } else {
+    stride_array idx{};
+    std::size_t const rank = sh.rank();
+    for (std::size_t i = 0; i < n; ++i) {
+      f(i, expr.at_index(idx, rank));
+      for (std::size_t d = rank; d-- > 0;) {
+        if (++idx[d] < sh[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+}
+
+/// Adds m * partial straight into the adjoints (a node's backward pass).
+template <class T>
+struct adjoint_adder {
+  T* adj;
+  void add(index_type i, epoch_type, T const& p) {
+    if (i != 0) adj[i] += p;
+  }
+};
+
+/// The tape node of an elementwise expression over var<T> elements. It keeps the expression
+/// (whose operands share their buffers) and, in the backward sweep, rebuilds each element's
+/// scalar expression and pushes its adjoint through the same rules: no partials are stored.
+template <class E, class T>
+struct elementwise_node final : tape<T>::node {
+  E expr;
+  adx::shape sh;
+  bool flat;
+  elementwise_node(E e, adx::shape s, bool f) : expr(std::move(e)), sh(s), flat(f) {}
+
+  void backward(T* adj) const override {
+    adjoint_adder<T> w{adj};
+    index_type const first = this->first;
+    for_each_result_element(expr, sh, flat, [&](std::size_t i, auto const& e) {
+      T const a = adj[first + i];
+      e.push(w, a);
+    });
+  }
+  void mark_inputs(std::uint8_t* reached) const override {
+    expr.for_each_element([&](auto const& x) {  // operands recorded on this tape only
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, var<T>>) reached[x.index()] = 1;
+    });
+  }
+};
+
+/// Runs the loop: one pass over the result. For var<T> elements the expression becomes ONE
+/// tape node (values now, partials in the sweep); otherwise each element is built from its
+/// scalar expression (plain values, or value and tangent for dual).
 template <class E>
 auto evaluate_elementwise(E expr) {
   using R = typename E::element_type;
   adx::shape const sh = expr.shape();
   tensor<R> out(sh);
   R* o = out.data();
-  std::size_t const n = out.size();
   expr.bind(sh);
-  if (expr.flat_readable(sh)) {
-    for (std::size_t i = 0; i < n; ++i) o[i] = R(expr.at_flat(i));
-  } else {
-    stride_array idx{};
-    std::size_t const rank = sh.rank();
-    for (std::size_t i = 0; i < n; ++i) {
-      o[i] = R(expr.at_index(idx, rank));
-      for (std::size_t d = rank; d-- > 0;) {
-        if (++idx[d] < sh[d]) break;
-        idx[d] = 0;
+  bool const flat = expr.flat_readable(sh);
+  if constexpr (is_reverse_v<R>) {
+    using T = value_type_t<R>;
+    auto& tp = tape<T>::current();
+    bool active = false;
+    expr.for_each_element([&](auto const& x) {
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, R>) {
+        if (x.index() != 0) {
+          active = true;
+          if (x.epoch() != tp.epoch()) tp.check_live(x.epoch());
+        }
       }
+    });
+    if (!active || out.size() == 0) {
+      for_each_result_element(expr, sh, flat, [&](std::size_t i, auto const& e) { o[i] = R::constant(e.val()); });
+      return out;
     }
+    std::vector<T> values(out.size());
+    for_each_result_element(expr, sh, flat, [&](std::size_t i, auto const& e) { values[i] = e.val(); });
+    index_type const first =
+        tp.record_node(std::make_unique<elementwise_node<E, T>>(std::move(expr), sh, flat),
+                       static_cast<index_type>(out.size()));
+    epoch_type const ep = tp.epoch();
+    for (std::size_t i = 0; i < out.size(); ++i) o[i] = R::recorded(values[i], first + static_cast<index_type>(i), ep);
+  } else {
+    for_each_result_element(expr, sh, flat, [&](std::size_t i, auto&& e) { o[i] = R(e); });
   }
   return out;
 }

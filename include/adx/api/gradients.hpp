@@ -1,0 +1,300 @@
+// adx: the seeds' reverse-mode gradient APIs over the tape. The API layer only composes: it
+// checks its arguments, seeds the outputs, sweeps once and collects the inputs' adjoints.
+//
+//   gradients(ys, xs, grad_ys, stop_gradients, unconnected, aggregation)      tf.gradients
+//   autograd::grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+//
+// ys / outputs and xs / inputs are a var<T> or a tensor<var<T>>, or a std::vector of either.
+// Inputs recorded one nesting level up (var<var<T>> when the outputs are var<T>) are taken at
+// their value, so a gradient of a gradient is asked with the same variables, as with repeated
+// tf.gradients. Gradients are T (or tensor<T>); with nested scalars they are themselves
+// differentiable.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "adx/reverse/var.hpp"
+#include "adx/tensor/tensor.hpp"
+
+namespace adx {
+
+/// What tf.gradients returns for an input no gradient reached.
+enum class unconnected_gradients { none, zero };
+/// How tf.gradients sums several contributions; adx accepts the three values and sums in the
+/// sweep's order (only rounding may differ between them, as in TensorFlow).
+enum class aggregation_method { add_n = 0, experimental_tree = 1, experimental_accumulate_n = 2 };
+
+/// A bad argument to a gradient API (tf's ValueError, torch's RuntimeError for arguments).
+class value_error : public error {
+ public:
+  using error::error;
+};
+
+namespace detail {
+
+template <class X>
+struct active_of;  // var<T> or tensor<var<T>>: its element type and gradient type
+template <class T>
+struct active_of<var<T>> {
+  using element = var<T>;
+  using grad = T;
+  static std::size_t size(var<T> const&) { return 1; }
+  static var<T> const& at(var<T> const& x, std::size_t) { return x; }
+  static shape shape_of(var<T> const&) { return {}; }
+  static T make(std::vector<T>&& g, var<T> const&) { return std::move(g[0]); }
+};
+template <class T>
+struct active_of<tensor<var<T>>> {
+  using element = var<T>;
+  using grad = tensor<T>;
+  static std::size_t size(tensor<var<T>> const& x) { return x.size(); }
+  static var<T> const& at(tensor<var<T>> const& x, std::size_t i) { return x.data()[i]; }
+  static shape shape_of(tensor<var<T>> const& x) { return x.shape(); }
+  static tensor<T> make(std::vector<T>&& g, tensor<var<T>> const& x) { return tensor<T>(x.shape(), g); }
+};
+
+template <class X>
+struct is_std_vector : std::false_type {};
+template <class X, class A>
+struct is_std_vector<std::vector<X, A>> : std::true_type {};
+
+template <class X>
+auto as_list(X const& x) {
+  if constexpr (is_std_vector<X>::value)
+    return x;
+  else
+    return std::vector<X>{x};
+}
+template <class X>
+using list_item_t = typename decltype(as_list(std::declval<X const&>()))::value_type;
+
+/// x taken down to the scalar type S (var<var<T>> -> its value var<T>, elementwise for tensors).
+template <class S, class X>
+auto lower_to(X const& x) {
+  if constexpr (std::is_same_v<X, S> || std::is_same_v<X, tensor<S>>) {
+    return x;
+  } else if constexpr (tensor_type<X>) {
+    static_assert(level_v<typename X::value_type> > level_v<S>,
+                  "adx: an input is recorded at a lower nesting level than the outputs");
+    return lower_to<S>(x.values());
+  } else {
+    static_assert(level_v<X> > level_v<S>, "adx: an input is recorded at a lower nesting level than the outputs");
+    return lower_to<S>(x.value());
+  }
+}
+
+/// One sweep of tape<T> for the APIs: seeds, stops, reachability; throws on misuse.
+template <class T>
+struct sweep_plan {
+  std::vector<std::pair<var<T>, T>> seeds;
+  std::vector<index_type> stops;
+  bool check_released = false;
+  bool release = false;
+
+  void run() {
+    auto& tp = tape<T>::current();
+    index_type top = 0;
+    for (auto const& [y, w] : seeds) {
+      tp.check_live(y.epoch());
+      top = std::max(top, y.index());
+    }
+    tp.begin_sweep(top);
+    for (auto const& [y, w] : seeds) tp.seed(y.index(), y.epoch(), w);
+    tp.set_stops(stops);
+    tp.track_reached(true);
+    try {
+      tp.sweep(top, check_released);
+    } catch (...) {
+      tp.track_reached(false);
+      tp.set_stops({});
+      throw;
+    }
+    tp.track_reached(false);
+    tp.set_stops({});
+    if (release) tp.release_reached();
+  }
+};
+
+}  // namespace detail
+
+/// A list of tensors or scalars that tf.gradients treats as constants (its stop_gradients):
+/// their own gradient is collected but nothing flows on to what they were computed from.
+class stop_list {
+ public:
+  stop_list() = default;
+  template <class... X>
+  requires(sizeof...(X) > 0) stop_list(X const&... xs) { (add(xs), ...); }
+
+  template <class X>
+  void add(X const& x) {
+    if constexpr (detail::is_std_vector<X>::value) {
+      for (auto const& e : x) add(e);
+    } else {
+      using A = detail::active_of<X>;
+      for (std::size_t i = 0; i < A::size(x); ++i) indices.push_back(A::at(x, i).index());
+    }
+  }
+  std::vector<index_type> indices;
+};
+
+/// tf.gradients: the list (one entry per x) of sum over ys of grad_ys-weighted dy/dx, or an
+/// empty optional (unconnected_gradients::none) / zeros (::zero) where nothing reached x.
+/// grad_ys: empty (ones) or one entry per y with y's shape.
+template <class Y, class X>
+auto gradients(Y const& ys, X const& xs,
+               std::vector<typename detail::active_of<detail::list_item_t<Y>>::grad> const& grad_ys = {},
+               stop_list const& stop_gradients = {}, unconnected_gradients unconnected = unconnected_gradients::none,
+               aggregation_method aggregation = aggregation_method::add_n) {
+  using YA = detail::active_of<detail::list_item_t<Y>>;
+  using S = typename YA::element;
+  using T = value_type_t<S>;
+  auto const ylist = detail::as_list(ys);
+  auto const xlist0 = detail::as_list(xs);
+  if (static_cast<int>(aggregation) < 0 || static_cast<int>(aggregation) > 2)
+    throw value_error("adx: gradients: Invalid aggregation_method specified " +
+                      std::to_string(static_cast<int>(aggregation)) + ".");
+  if (unconnected != unconnected_gradients::none && unconnected != unconnected_gradients::zero)
+    throw value_error("adx: gradients: Unknown value for unconnected_gradients: " +
+                      std::to_string(static_cast<int>(unconnected)));
+  if (!grad_ys.empty() && grad_ys.size() != ylist.size())
+    throw value_error("adx: gradients: Passed " + std::to_string(grad_ys.size()) + " grad_ys for " +
+                      std::to_string(ylist.size()) + " ys");
+  detail::sweep_plan<T> plan;
+  for (std::size_t k = 0; k < ylist.size(); ++k) {
+    auto const& y = ylist[k];
+    if (!grad_ys.empty() && YA::shape_of(y) != [&] {
+          if constexpr (tensor_type<typename YA::grad>)
+            return grad_ys[k].shape();
+          else
+            return shape{};
+        }())
+      throw value_error("adx: gradients: grad_ys[" + std::to_string(k) + "] has a shape incompatible with ys[" +
+                        std::to_string(k) + "]");
+    for (std::size_t i = 0; i < YA::size(y); ++i) {
+      T w = detail::constant<T>(1);
+      if (!grad_ys.empty()) {
+        if constexpr (tensor_type<typename YA::grad>)
+          w = grad_ys[k].data()[i];
+        else
+          w = grad_ys[k];
+      }
+      plan.seeds.emplace_back(YA::at(y, i), w);
+    }
+  }
+  plan.stops = stop_gradients.indices;
+  plan.run();
+
+  auto& tp = tape<T>::current();
+  using XItem = decltype(detail::lower_to<S>(xlist0[0]));
+  using XA = detail::active_of<XItem>;
+  std::vector<std::optional<typename XA::grad>> out;
+  for (auto const& x0 : xlist0) {
+    auto const x = detail::lower_to<S>(x0);
+    bool connected = false;
+    std::vector<T> g(XA::size(x));
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      auto const& e = XA::at(x, i);
+      connected |= tp.reached(e.index());
+      g[i] = e.index() ? tp.adjoint(e.index(), e.epoch()) : detail::constant<T>(0);
+    }
+    if (connected || unconnected == unconnected_gradients::zero)
+      out.emplace_back(XA::make(std::move(g), x));
+    else
+      out.emplace_back(std::nullopt);
+  }
+  return out;
+}
+
+namespace autograd {
+
+/// torch.autograd.grad: one entry per input, sum over outputs of J^T grad_outputs. An input
+/// that no gradient reached is an error unless allow_unused (then an empty optional).
+/// retain_graph (default: create_graph) keeps the graph for another sweep; without it, a
+/// second sweep through the same operations throws. With create_graph the gradients of nested
+/// scalars stay differentiable; otherwise they are constants.
+template <class Y, class X>
+auto grad(Y const& outputs, X const& inputs,
+          std::vector<typename detail::active_of<detail::list_item_t<Y>>::grad> const& grad_outputs = {},
+          std::optional<bool> retain_graph = std::nullopt, bool create_graph = false, bool allow_unused = false) {
+  using YA = detail::active_of<detail::list_item_t<Y>>;
+  using S = typename YA::element;
+  using T = value_type_t<S>;
+  auto const ylist = detail::as_list(outputs);
+  auto const xlist0 = detail::as_list(inputs);
+  if (xlist0.empty()) throw value_error("adx: autograd::grad: grad requires non-empty inputs.");
+  if (!grad_outputs.empty() && grad_outputs.size() != ylist.size())
+    throw value_error("adx: autograd::grad: got " + std::to_string(ylist.size()) + " tensors and " +
+                      std::to_string(grad_outputs.size()) + " gradients");
+  detail::sweep_plan<T> plan;
+  for (std::size_t k = 0; k < ylist.size(); ++k) {
+    auto const& y = ylist[k];
+    bool requires_grad = false;
+    for (std::size_t i = 0; i < YA::size(y); ++i) requires_grad |= YA::at(y, i).index() != 0;
+    if (!requires_grad)
+      throw value_error("adx: autograd::grad: element " + std::to_string(k) +
+                        " of tensors does not require grad and does not have a grad_fn");
+    if (grad_outputs.empty() && YA::size(y) != 1)
+      throw value_error("adx: autograd::grad: grad can be implicitly created only for scalar outputs");
+    if constexpr (tensor_type<typename YA::grad>) {
+      if (!grad_outputs.empty() && grad_outputs[k].shape() != y.shape())
+        throw value_error("adx: autograd::grad: Mismatch in shape: grad_output[" + std::to_string(k) +
+                          "] has a shape of " + grad_outputs[k].shape().str() + " and output[" + std::to_string(k) +
+                          "] has a shape of " + y.shape().str() + ".");
+    }
+    for (std::size_t i = 0; i < YA::size(y); ++i) {
+      T w = detail::constant<T>(1);
+      if (!grad_outputs.empty()) {
+        if constexpr (tensor_type<typename YA::grad>)
+          w = grad_outputs[k].data()[i];
+        else
+          w = grad_outputs[k];
+      }
+      plan.seeds.emplace_back(YA::at(y, i), w);
+    }
+  }
+  plan.check_released = true;
+  plan.release = !retain_graph.value_or(create_graph);
+
+  auto& tp = tape<T>::current();
+  using XItem = decltype(detail::lower_to<S>(xlist0[0]));
+  using XA = detail::active_of<XItem>;
+  std::vector<XItem> xlist;
+  for (auto const& x0 : xlist0) {
+    xlist.push_back(detail::lower_to<S>(x0));
+    bool requires_grad = false;
+    for (std::size_t i = 0; i < XA::size(xlist.back()); ++i) requires_grad |= XA::at(xlist.back(), i).index() != 0;
+    if (!requires_grad)
+      throw value_error("adx: autograd::grad: One of the differentiated Tensors does not require grad");
+  }
+  plan.run();
+
+  std::vector<std::optional<typename XA::grad>> out;
+  for (auto const& x : xlist) {
+    bool connected = false;
+    std::vector<T> g(XA::size(x));
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      auto const& e = XA::at(x, i);
+      connected |= tp.reached(e.index());
+      T a = tp.adjoint(e.index(), e.epoch());
+      g[i] = create_graph ? a : adx::stop_gradient(a);
+    }
+    if (!connected && !allow_unused)
+      throw value_error(
+          "adx: autograd::grad: One of the differentiated Tensors appears to not have been used in the graph. Set "
+          "allow_unused=True if this is the desired behavior.");
+    if (connected)
+      out.emplace_back(XA::make(std::move(g), x));
+    else
+      out.emplace_back(std::nullopt);
+  }
+  return out;
+}
+
+}  // namespace autograd
+}  // namespace adx
