@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "adx/reverse/var.hpp"
+#include "adx/tensor/elementwise.hpp"
 #include "adx/tensor/tensor.hpp"
 
 namespace adx {
@@ -64,12 +65,23 @@ struct is_std_vector : std::false_type {};
 template <class X, class A>
 struct is_std_vector<std::vector<X, A>> : std::true_type {};
 
+/// An expression evaluated (and recorded) into its active value; anything else as it is.
 template <class X>
-auto as_list(X const& x) {
-  if constexpr (is_std_vector<X>::value)
+auto to_active(X const& x) {
+  if constexpr (ad_expression<X>)
+    return ad_type_t<X>(x);
+  else if constexpr (tensor_operand<X> && !tensor_type<X>)
+    return eval(x);
+  else
+    return x;
+}
+template <class X>
+auto as_list(X const& x0) {
+  auto x = to_active(x0);
+  if constexpr (is_std_vector<decltype(x)>::value)
     return x;
   else
-    return std::vector<X>{x};
+    return std::vector<decltype(x)>{x};
 }
 template <class X>
 using list_item_t = typename decltype(as_list(std::declval<X const&>()))::value_type;

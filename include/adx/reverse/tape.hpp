@@ -245,13 +245,15 @@ class tape {
     seed_finite_ &= detail::all_finite(v);
     seeds_.push_back(i);
   }
-  /// Runs the sweep from statement top down to 1.
-  void sweep(index_type top) {
+  /// Runs the sweep from statement top down to 1. With check_released, reaching an operation
+  /// that an earlier sweep released (see release_reached) throws gradient_error.
+  void sweep(index_type top, bool check_released = false) {
+    check_released_ = check_released;
     // With a non-finite partial or seed on the tape, follow reachability so that an unreached
     // statement cannot add 0 * inf = NaN; otherwise every contribution of an unreached
     // statement is an exact zero and the plain loop is exact.
     // Only that careful sweep needs the reached flags, so only it builds them.
-    if (nonfinite_ || !seed_finite_ || track_reached_) {
+    if (nonfinite_ || !seed_finite_ || track_reached_ || !stops_.empty() || check_released) {
       reached_.assign(std::size_t{top} + 1, 0);
       for (index_type i : seeds_) reached_[i] = 1;
       reached_valid_ = true;
@@ -262,6 +264,23 @@ class tape {
   }
   /// Track which statements a sweep reaches (for the None-vs-zero rule of the APIs).
   void track_reached(bool on) noexcept { track_reached_ = on; }
+  /// Statements whose adjoint is collected but not passed on to their operands in the next
+  /// sweeps (tf.gradients' stop_gradients); an empty list clears them.
+  void set_stops(std::vector<index_type> const& stops) {
+    stops_.clear();
+    if (stops.empty()) return;
+    stops_.assign(std::size_t{n_} + 1, 0);
+    for (index_type i : stops)
+      if (i != 0 && i <= n_) stops_[i] = 1;
+  }
+  /// Marks every operation the last (careful) sweep went through as released: sweeping
+  /// through it again with check_released throws (torch's retain_graph=False).
+  void release_reached() {
+    if (!reached_valid_) return;
+    if (released_.size() < reached_.size()) released_.resize(reached_.size(), 0);
+    for (std::size_t i = 1; i < reached_.size(); ++i)
+      if (reached_[i]) released_[i] = 1;
+  }
   /// Whether the last sweep reached statement i (meaningful when tracking was on for it).
   bool reached(index_type i) const noexcept {
     return reached_valid_ && i != 0 && i <= swept_ && i < reached_.size() && reached_[i];
@@ -302,6 +321,7 @@ class tape {
     n_ = f.n;
     arena_.rewind(f.stmts);
     nodes_.resize(f.nodes);
+    if (released_.size() > std::size_t{n_} + 1) released_.resize(std::size_t{n_} + 1);  // indices get reused
     nonfinite_ = f.nonfinite;
     swept_ = std::min(swept_, n_);
   }
@@ -327,7 +347,20 @@ class tape {
         if (n >= long_statement) [[unlikely]] {
           std::size_t const header = idx[--pos];
           if (n == node_statement) {
-            if (k <= top) run_node(*nodes_[header], adj, reach);
+            if (k <= top) {
+              node const& nd = *nodes_[header];
+              if constexpr (Careful) {
+                if (check_released_)
+                  for (index_type j = 0; j < nd.count; ++j) {
+                    index_type const o = nd.first + j;
+                    if (reach[o] && o < released_.size() && released_[o]) throw_released();
+                  }
+              }
+              if (Careful && !stops_.empty())
+                run_stopped_node(nd, adj, reach);
+              else
+                run_node(nd, adj, reach);
+            }
             continue;
           }
           n = header;
@@ -336,6 +369,8 @@ class tape {
         if (k > top) continue;  // after the seeds: not in their cone
         if constexpr (Careful) {
           if (!reach[k]) continue;
+          if (n > 0 && check_released_ && k < released_.size() && released_[k]) throw_released();
+          if (k < stops_.size() && stops_[k]) continue;
         }
         T const a = adj[k];
         if constexpr (!Careful) {
@@ -353,6 +388,37 @@ class tape {
   /// when one of its outputs has a non-zero adjoint. Like a tensor operation in torch it then
   /// runs for all its elements, so an infinite partial of an element whose adjoint is zero
   /// gives NaN there, as torch gives.
+  /// A node some of whose outputs are stop statements: their adjoints are kept but not passed on.
+  void run_stopped_node(node const& nd, T* adj, std::uint8_t* reach) {
+    std::vector<std::pair<index_type, T>> kept;
+    for (index_type j = 0; j < nd.count; ++j) {
+      index_type const o = nd.first + j;
+      if (o < stops_.size() && stops_[o]) {
+        kept.emplace_back(o, adj[o]);
+        adj[o] = detail::constant<T>(0);
+        if (reach[o]) reach[o] = 2;  // reached, but nothing passes through the node from it
+      }
+    }
+    bool any = false;
+    for (index_type j = 0; j < nd.count && !any; ++j) any = reach[nd.first + j] == 1;
+    if (any) {
+      nd.mark_inputs(reach);
+      nd.backward(adj);
+    }
+    for (auto const& [o, a] : kept) {
+      adj[o] = a;
+      if (reach[o] == 2) reach[o] = 1;
+    }
+  }
+
+  [[noreturn]] static void throw_released() {
+    throw gradient_error(
+        "adx: Trying to backward through the graph a second time (or directly access saved tensors after they have "
+        "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+        "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+        "you need to access saved tensors after calling backward.");
+  }
+
   static void run_node(node const& nd, T* adj, std::uint8_t* reach) {
     bool any = false;
     if (reach) {
@@ -388,6 +454,9 @@ class tape {
   std::vector<T> adj_;
   std::vector<std::uint8_t> reached_;  // built by careful sweeps only
   std::vector<index_type> seeds_;      // the seeded statements of the sweep under way
+  std::vector<std::uint8_t> stops_;    // set_stops
+  std::vector<std::uint8_t> released_; // release_reached
+  bool check_released_ = false;
   bool reached_valid_ = false;
   std::vector<frame> frames_;
   std::vector<std::unique_ptr<node>> nodes_;

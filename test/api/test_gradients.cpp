@@ -1,0 +1,184 @@
+// tf.gradients and torch.autograd.grad: the seed examples, the reference cases (grad_ys with
+// several ys, stop_gradients, unconnected none/zero) and every argument error.
+#include <adx/adx.hpp>
+#include <string>
+
+#include "support/check.hpp"
+
+using namespace adx;
+using adx_test::close;
+using adx_test::reference_case;
+
+namespace {
+tensor<double> from_json(nlohmann::json const& t) {
+  auto const d = adx_test::data(t);
+  std::vector<std::size_t> dims = t["shape"].get<std::vector<std::size_t>>();
+  return tensor<double>(shape::from(dims.begin(), dims.end()), d);
+}
+void check_tensor(tensor<double> const& got, nlohmann::json const& want) {
+  auto const w = adx_test::data(want);
+  REQUIRE(got.size() == w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) CHECK(close(got[i], w[i]));
+}
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (adx::error const& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST_CASE("gradients: seed 003 tests 6, 7, 8 (repeated calls, total vs partial derivatives)") {
+  {  // test 6: pow(a, 2.) at 2, three gradients in a row -> 4, 2, 0
+    tape_scope<var<var<var<double>>>> scope;
+    var<var<var<double>>> a = 2.0;
+    var<var<var<double>>> y = pow(a, 2.);
+    auto g1 = gradients(y, a);
+    REQUIRE(g1[0].has_value());
+    CHECK(primal(*g1[0]) == 4.0);
+    auto g2 = gradients(*g1[0], a);
+    CHECK(primal(*g2[0]) == 2.0);
+    auto g3 = gradients(*g2[0], a);
+    REQUIRE(g3[0].has_value());
+    CHECK(*g3[0] == 0.0);
+  }
+  {  // tests 7 and 8: a = 0, b = 2a
+    tape_scope<var<double>> scope;
+    var<double> a = 0.0;
+    var<double> b = 2 * a;
+    auto total = gradients(a + b, std::vector{a, b});
+    CHECK(*total[0] == 3.0);
+    CHECK(*total[1] == 1.0);
+    auto partial = gradients(a + b, std::vector{a, b}, {}, {a, b});
+    CHECK(*partial[0] == 1.0);
+    CHECK(*partial[1] == 1.0);
+  }
+}
+
+TEST_CASE("gradients: several ys with grad_ys (reference, seed 003 tests 1 and 2)") {
+  auto const& c = reference_case("grad_ys_multi_ys_linear");
+  auto const& in = c["inputs"];
+  tape_scope<var<double>> scope;
+  tensor<var<double>> w1(from_json(in["w1"])), w2(from_json(in["w2"])), w3(from_json(in["w3"])),
+      w4(from_json(in["w4"]));
+  tensor<var<double>> z1 = 3.0 * w1 + 2.0 * w2 + w3;
+  tensor<var<double>> z2 = -w3 + w4;
+  std::vector<tensor<double>> gys{from_json(c["expected"]["grad_ys"][0]), from_json(c["expected"]["grad_ys"][1])};
+  auto g = gradients(std::vector{z1, z2}, std::vector{w1, w2, w3, w4}, gys);
+  char const* names[] = {"w1", "w2", "w3", "w4"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    REQUIRE(g[i].has_value());
+    check_tensor(*g[i], c["expected"]["grad"][names[i]]);
+  }
+  // without grad_ys: ones -> seed 003 test 1: [3,3,3] [2,2,2] [0,0,0] [1,1,1]
+  auto ones = gradients(std::vector{z1, z2}, std::vector{w1, w2, w3, w4});
+  CHECK(to_string(*ones[0]) == "[3. 3. 3.]");
+  CHECK(to_string(*ones[2]) == "[0. 0. 0.]");
+  CHECK(to_string(*ones[3]) == "[1. 1. 1.]");
+}
+
+TEST_CASE("gradients: unconnected inputs, none and zero (reference, seed 003 test 9)") {
+  {
+    auto const& c = reference_case("unconnected_none_vs_zero");
+    tape_scope<var<double>> scope;
+    tensor<var<double>> x(from_json(c["inputs"]["x"])), y(from_json(c["inputs"]["y"]));
+    var<double> z = adx_test::data(c["inputs"]["z"])[0];
+    var<double> f = sum(x * x) + 0.0 * z;
+    auto none = gradients(f, std::vector{x, y});
+    check_tensor(*none[0], c["expected"]["grad_none_mode"]["x"]);
+    CHECK_FALSE(none[1].has_value());
+    auto gz = gradients(f, z);
+    REQUIRE(gz[0].has_value());  // a path through a zero derivative is connected
+    CHECK(*gz[0] == 0.0);
+    auto zero = gradients(f, std::vector{x, y}, {}, {}, unconnected_gradients::zero);
+    check_tensor(*zero[1], c["expected"]["grad_zero_mode"]["y"]);
+  }
+  {
+    auto const& c = reference_case("unconnected_through_stop_gradient");
+    tape_scope<var<double>> scope;
+    tensor<var<double>> w1(from_json(c["inputs"]["w1"])), w2(from_json(c["inputs"]["w2"])),
+        w3(from_json(c["inputs"]["w3"]));
+    tensor<var<double>> y3 = stop_gradient(w1 + w2) + w3;
+    auto g = gradients(y3, std::vector{w1, w2, w3}, {tensor<double>{1.0, 2.0}});
+    CHECK_FALSE(g[0].has_value());
+    CHECK_FALSE(g[1].has_value());
+    check_tensor(*g[2], c["expected"]["grad_none_mode"]["w3"]);
+  }
+}
+
+TEST_CASE("gradients: argument errors") {
+  tape_scope<var<double>> scope;
+  var<double> a = 1.0;
+  var<double> y = a * a;
+  CHECK(error_of([&] { gradients(std::vector{y, y}, a, {1.0}); }) == "adx: gradients: Passed 1 grad_ys for 2 ys");
+  CHECK(error_of([&] { gradients(y, a, {}, {}, static_cast<unconnected_gradients>(7)); }) ==
+        "adx: gradients: Unknown value for unconnected_gradients: 7");
+  CHECK(error_of([&] { gradients(y, a, {}, {}, unconnected_gradients::none, static_cast<aggregation_method>(9)); }) ==
+        "adx: gradients: Invalid aggregation_method specified 9.");
+  tensor<var<double>> t{1.0, 2.0};
+  tensor<var<double>> u = t * t;
+  CHECK(error_of([&] { gradients(u, t, {tensor<double>{1.0, 2.0, 3.0}}); }) ==
+        "adx: gradients: grad_ys[0] has a shape incompatible with ys[0]");
+  for (auto m : {aggregation_method::add_n, aggregation_method::experimental_tree,
+                 aggregation_method::experimental_accumulate_n})
+    CHECK(*gradients(y, a, {}, {}, unconnected_gradients::none, m)[0] == 2.0);
+}
+
+TEST_CASE("autograd::grad: seed 001, grad_outputs, create_graph, retain_graph, allow_unused") {
+  {  // seed 001: z = x*x*y at (2, 3): grad(z, x)[0] = 12
+    tape_scope<var<double>> scope;
+    var<double> x = 2.0, y = 3.0;
+    var<double> z = x * x * y;
+    auto g = autograd::grad(z, std::vector{x, y});
+    CHECK(*g[0] == 12.0);
+    CHECK(*g[1] == 4.0);
+    // the graph was released: a second sweep through it is an error
+    CHECK(error_of([&] { autograd::grad(z, x); }).find("Trying to backward through the graph a second time") !=
+          std::string::npos);
+  }
+  {  // retain_graph keeps it; grad_outputs weights a tensor output
+    tape_scope<var<double>> scope;
+    tensor<var<double>> x{1.0, 2.0, 3.0};
+    tensor<var<double>> y = x * x;
+    auto g1 = autograd::grad(y, x, {tensor<double>{1.0, 0.5, -1.0}}, true);
+    CHECK(to_string(*g1[0]) == "[2. 2. -6.]");
+    auto g2 = autograd::grad(y, x, {tensor<double>{1.0, 1.0, 1.0}});
+    CHECK(to_string(*g2[0]) == "[2. 4. 6.]");
+  }
+  {  // create_graph: the gradient is differentiable (pow keeps the chain: 4, 2, 0)
+    tape_scope<var<var<double>>> scope;
+    var<var<double>> a = 2.0;
+    var<var<double>> p = pow(a, 2.);
+    auto g = autograd::grad(p, a, {}, std::nullopt, true);
+    CHECK(primal(*g[0]) == 4.0);
+    auto h = autograd::grad(*g[0], a, {}, std::nullopt, true);
+    CHECK(*h[0] == 2.0);
+  }
+  {  // errors, with torch's wording
+    tape_scope<var<double>> scope;
+    var<double> x = 1.0, unused = 2.0;
+    var<double> y = 3.0 * x;
+    tensor<var<double>> t{1.0, 2.0};
+    tensor<var<double>> v = 2.0 * t;
+    CHECK(error_of([&] { autograd::grad(y, unused, {}, true); }) ==
+          "adx: autograd::grad: One of the differentiated Tensors appears to not have been used in the graph. Set "
+          "allow_unused=True if this is the desired behavior.");
+    CHECK_FALSE(autograd::grad(y, unused, {}, true, false, true)[0].has_value());
+    CHECK(error_of([&] { autograd::grad(v, t); }) ==
+          "adx: autograd::grad: grad can be implicitly created only for scalar outputs");
+    CHECK(error_of([&] { autograd::grad(v, t, {tensor<double>{1.0, 2.0, 3.0}}); }) ==
+          "adx: autograd::grad: Mismatch in shape: grad_output[0] has a shape of [3] and output[0] has a shape of "
+          "[2].");
+    CHECK(error_of([&] { autograd::grad(std::vector{y, y}, x, {1.0}); }) ==
+          "adx: autograd::grad: got 2 tensors and 1 gradients");
+    CHECK(error_of([&] { autograd::grad(var<double>::constant(1.0), x); }) ==
+          "adx: autograd::grad: element 0 of tensors does not require grad and does not have a grad_fn");
+    CHECK(error_of([&] { autograd::grad(y, var<double>::constant(1.0)); }) ==
+          "adx: autograd::grad: One of the differentiated Tensors does not require grad");
+    CHECK(error_of([&] { autograd::grad(y, std::vector<var<double>>{}); }) ==
+          "adx: autograd::grad: grad requires non-empty inputs.");
+  }
+}
