@@ -99,9 +99,10 @@ int main() {
     bool const same = printed == "[[1.41 1.6 6.6]\n [1.41 1.6 6.6]]";
     ++shown;
     agreed += same;
-    std::printf("000 mindspore: grad of MatMul(x*z, y) in x (tensor path)\n%s\nseed (float32): "
-                "[[1.4100001 1.5999999 6.6      ]\n [1.4100001 1.5999999 6.6      ]]   %s\n",
-                printed.c_str(), same ? "ok (exact row sums of y)" : "DIFFERS");
+    std::printf(
+        "000 mindspore: grad of MatMul(x*z, y) in x (tensor path)\n%s\nseed (float32): "
+        "[[1.4100001 1.5999999 6.6      ]\n [1.4100001 1.5999999 6.6      ]]   %s\n",
+        printed.c_str(), same ? "ok (exact row sums of y)" : "DIFFERS");
   }
   std::printf("\n%d of %d examples print what the seed printed.\n", agreed, shown);
   std::printf("mindspore.grad / GradOperation and the rest of the API layer are being built.\n");

@@ -120,8 +120,9 @@ TEST_CASE("gradients: argument errors") {
         "adx: gradients: Invalid aggregation_method specified 9.");
   tensor<var<double>> t{1.0, 2.0};
   tensor<var<double>> u = t * t;
-  CHECK(error_of([&] { gradients(u, t, {tensor<double>{1.0, 2.0, 3.0}}); }) ==
-        "adx: gradients: grad_ys[0] has a shape incompatible with ys[0]");
+  CHECK(error_of([&] {
+          gradients(u, t, {tensor<double>{1.0, 2.0, 3.0}});
+        }) == "adx: gradients: grad_ys[0] has a shape incompatible with ys[0]");
   for (auto m : {aggregation_method::add_n, aggregation_method::experimental_tree,
                  aggregation_method::experimental_accumulate_n})
     CHECK(*gradients(y, a, {}, {}, unconnected_gradients::none, m)[0] == 2.0);
@@ -169,11 +170,14 @@ TEST_CASE("autograd::grad: seed 001, grad_outputs, create_graph, retain_graph, a
     CHECK_FALSE(autograd::grad(y, unused, {}, true, false, true)[0].has_value());
     CHECK(error_of([&] { autograd::grad(v, t); }) ==
           "adx: autograd::grad: grad can be implicitly created only for scalar outputs");
-    CHECK(error_of([&] { autograd::grad(v, t, {tensor<double>{1.0, 2.0, 3.0}}); }) ==
+    CHECK(error_of([&] {
+            autograd::grad(v, t, {tensor<double>{1.0, 2.0, 3.0}});
+          }) ==
           "adx: autograd::grad: Mismatch in shape: grad_output[0] has a shape of [3] and output[0] has a shape of "
           "[2].");
-    CHECK(error_of([&] { autograd::grad(std::vector{y, y}, x, {1.0}); }) ==
-          "adx: autograd::grad: got 2 tensors and 1 gradients");
+    CHECK(error_of([&] {
+            autograd::grad(std::vector{y, y}, x, {1.0});
+          }) == "adx: autograd::grad: got 2 tensors and 1 gradients");
     CHECK(error_of([&] { autograd::grad(var<double>::constant(1.0), x); }) ==
           "adx: autograd::grad: element 0 of tensors does not require grad and does not have a grad_fn");
     CHECK(error_of([&] { autograd::grad(y, var<double>::constant(1.0)); }) ==

@@ -118,7 +118,8 @@ TEST_CASE("tensor: errors name the operation and the shapes") {
     }
     return std::string("no error");
   };
-  CHECK(message([&] { (void)eval(a + b); }) == "adx: add: shapes cannot be broadcast together (shapes [2, 3] and [3, 3])");
+  CHECK(message([&] { (void)eval(a + b); }) ==
+        "adx: add: shapes cannot be broadcast together (shapes [2, 3] and [3, 3])");
   CHECK(message([&] { (void)eval(sin(a) * b); }) ==
         "adx: mul: shapes cannot be broadcast together (shapes [2, 3] and [3, 3])");
   CHECK(message([&] { (void)matmul(b, a); }) == "adx: matmul: inner dimensions differ (shapes [3, 3] and [2, 3])");
@@ -129,8 +130,9 @@ TEST_CASE("tensor: errors name the operation and the shapes") {
   CHECK(message([&] { (void)a.item(); }) == "adx: item: needs a tensor of exactly one element (shape [2, 3])");
   CHECK(message([&] { (void)a.permute({0, 0}); }) == "adx: permute: an axis is repeated (shape [2, 3])");
   CHECK(message([&] { (void)amax(zeros({0})); }) == "adx: max: reduction over an empty tensor or axis");
-  CHECK(message([&] { (void)tensor<double>({{1.0, 2.0}, {3.0}}); }) ==
-        "adx: tensor: ragged initializer list (rows of different lengths)");
+  CHECK(message([&] {
+          (void)tensor<double>({{1.0, 2.0}, {3.0}});
+        }) == "adx: tensor: ragged initializer list (rows of different lengths)");
   CHECK(message([&] { (void)dot(zeros({2}), zeros({3})); }) ==
         "adx: dot: needs two rank-1 tensors of the same length (shapes [2] and [3])");
 }
@@ -292,7 +294,8 @@ TEST_CASE("tensor: reverse = forward = finite differences on random shapes with 
     shape const bshape = trial % 3 == 0 ? shape{n} : trial % 3 == 1 ? shape{m, 1} : shape{m, n};
     CAPTURE(trial);
     CAPTURE(bshape.str());
-    tensor<double> const a0 = random_normal({m, n}, gen()), b0 = random_normal(bshape, gen()), w = random_normal({n, k}, gen());
+    tensor<double> const a0 = random_normal({m, n}, gen()), b0 = random_normal(bshape, gen()),
+                         w = random_normal({n, k}, gen());
     tape_scope<var<double>> scope;
     tensor<var<double>> a(a0), b(b0);
     var<double> y = program(a, b, w);

@@ -29,8 +29,8 @@ class statement_arena {
  public:
   struct chunk {
     std::unique_ptr<operand_count[]> count;  ///< operand count of each statement
-    std::unique_ptr<I[]> idx;               ///< operand indices
-    std::unique_ptr<P[]> val;               ///< operand partials
+    std::unique_ptr<I[]> idx;                ///< operand indices
+    std::unique_ptr<P[]> val;                ///< operand partials
     std::size_t stmt_cap = 0, arg_cap = 0;
     std::size_t stmts = 0, args = 0;  ///< in use (the current chunk's are synced on demand)
     I first = 0;                      ///< global index of the chunk's first statement

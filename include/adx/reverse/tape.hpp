@@ -452,10 +452,10 @@ class tape {
   bool track_reached_ = false;
   index_type swept_ = 0;
   std::vector<T> adj_;
-  std::vector<std::uint8_t> reached_;  // built by careful sweeps only
-  std::vector<index_type> seeds_;      // the seeded statements of the sweep under way
-  std::vector<std::uint8_t> stops_;    // set_stops
-  std::vector<std::uint8_t> released_; // release_reached
+  std::vector<std::uint8_t> reached_;   // built by careful sweeps only
+  std::vector<index_type> seeds_;       // the seeded statements of the sweep under way
+  std::vector<std::uint8_t> stops_;     // set_stops
+  std::vector<std::uint8_t> released_;  // release_reached
   bool check_released_ = false;
   bool reached_valid_ = false;
   std::vector<frame> frames_;

@@ -664,8 +664,9 @@ template <class X, class Y>
 concept rule_operands2 = rule_operand<X> && rule_operand<Y> &&(ad_operand<X> || ad_operand<Y>);
 /// Elementwise over tensors: at least one tensor operand, the others tensors or scalars.
 template <class X, class Y>
-concept tensor_operands2 = (tensor_operand<X> || tensor_operand<Y>)&&(tensor_operand<X> || rule_operand<X>)&&(
-    tensor_operand<Y> || rule_operand<Y>);
+concept tensor_operands2 = (tensor_operand<X> || tensor_operand<Y>)&&(tensor_operand<X> ||
+                                                                      rule_operand<X>)&&(tensor_operand<Y> ||
+                                                                                         rule_operand<Y>);
 
 template <ad_operand X>
 constexpr auto operator-(X&& x) {
@@ -715,12 +716,12 @@ constexpr auto operator/(X&& x, Y&& y) {
   auto fn(X&& x) {                                                     \
     return detail::make_tensor_expr<detail::rule>(std::forward<X>(x)); \
   }
-#define ADX_BINARY_ENTRY(fn, rule)                                                                               \
-  template <class X, class Y>                                                                                    \
-  requires rule_operands2<X, Y>                                                                                  \
+#define ADX_BINARY_ENTRY(fn, rule)                                                                                    \
+  template <class X, class Y>                                                                                         \
+  requires rule_operands2<X, Y>                                                                                       \
   constexpr auto fn(X&& x, Y&& y) { return detail::make_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y)); } \
-  template <class X, class Y>                                                                                    \
-  requires tensor_operands2<X, Y>                                                                                \
+  template <class X, class Y>                                                                                         \
+  requires tensor_operands2<X, Y>                                                                                     \
   auto fn(X&& x, Y&& y) { return detail::make_tensor_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y)); }
 
 ADX_UNARY_ENTRY(exp, exp_rule)

@@ -16,10 +16,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <vector>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "adx/core/expr.hpp"
 #include "adx/reverse/var.hpp"
@@ -72,12 +72,13 @@ struct scalar_leaf {
 };
 
 template <class E>
-concept tensor_node = requires { typename std::remove_cvref_t<E>::is_tensor_expr; };
+concept tensor_node = requires {
+  typename std::remove_cvref_t<E>::is_tensor_expr;
+};
 
 /// The scalar an element expression evaluates to (an AD scalar, or the plain number).
 template <class X>
-using element_result_t =
-    std::conditional_t<ad_operand<X>, ad_type_t<X>, std::remove_cvref_t<X>>;
+using element_result_t = std::conditional_t<ad_operand<X>, ad_type_t<X>, std::remove_cvref_t<X>>;
 
 template <class Rule, class... Ops>
 class tensor_expr : public tensor_tag {
@@ -85,8 +86,7 @@ class tensor_expr : public tensor_tag {
   using is_tensor_expr = void;
 
   explicit tensor_expr(Ops... ops) : ops_(std::move(ops)...) {
-    std::apply([&](auto const&... op) { ((shape_ = broadcast_shapes(shape_, op.shape(), Rule::name)), ...); },
-               ops_);
+    std::apply([&](auto const&... op) { ((shape_ = broadcast_shapes(shape_, op.shape(), Rule::name)), ...); }, ops_);
   }
 
   adx::shape const& shape() const noexcept { return shape_; }
@@ -226,9 +226,8 @@ auto evaluate_elementwise(E expr) {
     }
     std::vector<T> values(out.size());
     for_each_result_element(expr, sh, flat, [&](std::size_t i, auto const& e) { values[i] = e.val(); });
-    index_type const first =
-        tp.record_node(std::make_unique<elementwise_node<E, T>>(std::move(expr), sh, flat),
-                       static_cast<index_type>(out.size()));
+    index_type const first = tp.record_node(std::make_unique<elementwise_node<E, T>>(std::move(expr), sh, flat),
+                                            static_cast<index_type>(out.size()));
     epoch_type const ep = tp.epoch();
     for (std::size_t i = 0; i < out.size(); ++i) o[i] = R::recorded(values[i], first + static_cast<index_type>(i), ep);
   } else {
@@ -379,12 +378,10 @@ tensor<bool> compare(X const& x, Y const& y) {
 }
 }  // namespace detail
 
-#define ADX_TENSOR_COMPARISON(op, cls)                         \
-  template <class X, class Y>                                  \
-  requires tensor_operands2<X, Y>                              \
-  tensor<bool> operator op(X const& x, Y const& y) {           \
-    return detail::compare<detail::cls>(x, y);                 \
-  }
+#define ADX_TENSOR_COMPARISON(op, cls)         \
+  template <class X, class Y>                  \
+  requires tensor_operands2<X, Y> tensor<bool> \
+  operator op(X const& x, Y const& y) { return detail::compare<detail::cls>(x, y); }
 ADX_TENSOR_COMPARISON(<, less_op)
 ADX_TENSOR_COMPARISON(>, greater_op)
 ADX_TENSOR_COMPARISON(<=, less_equal_op)

@@ -34,9 +34,9 @@ tensor<S> as_elements(tensor<U> const& t) {
 template <class T>
 struct matmul_node final : tape<T>::node {
   std::size_t batch, M, N, K;
-  bool shared_a, shared_b;             // a rank-2 side used by every batch
-  std::vector<T> a, b;                 // values
-  std::vector<index_type> ia, ib;      // indices (0 for constants)
+  bool shared_a, shared_b;         // a rank-2 side used by every batch
+  std::vector<T> a, b;             // values
+  std::vector<index_type> ia, ib;  // indices (0 for constants)
   bool active_a = false, active_b = false;
 
   void backward(T* adj) const override {
@@ -100,8 +100,8 @@ tensor<S> matmul_batched(tensor<S> const& A, tensor<S> const& B, std::size_t bat
     for (std::size_t i = 0; i < c.size(); ++i) o[i] = S::recorded(c[i], first + static_cast<index_type>(i), tp.epoch());
   } else {
     for (std::size_t q = 0; q < batch; ++q)
-      gemm<S>(false, false, M, N, K, A.data() + (shared_a ? 0 : q * M * K), K, B.data() + (shared_b ? 0 : q * K * N),
-              N, C.data() + q * M * N, N, false);
+      gemm<S>(false, false, M, N, K, A.data() + (shared_a ? 0 : q * M * K), K, B.data() + (shared_b ? 0 : q * K * N), N,
+              C.data() + q * M * N, N, false);
   }
   return C;
 }
@@ -136,8 +136,7 @@ auto matmul(X const& x, Y const& y) {
   if (ra == 3 || rb == 3) out.push_back(batch);
   if (ra != 1) out.push_back(M);
   if (rb != 1) out.push_back(N);
-  return detail::matmul_batched(a2, b2, batch, a2.rank() != 3 && batch > 1, b2.rank() != 3 && batch > 1, M, N, K,
-                                out);
+  return detail::matmul_batched(a2, b2, batch, a2.rank() != 3 && batch > 1, b2.rank() != 3 && batch > 1, M, N, K, out);
 }
 
 }  // namespace adx

@@ -201,20 +201,21 @@ auto reduce_axis(X const& x, long axis, bool keepdims) {
   for (std::size_t d = 0; d < ax; ++d) outer_count *= t.shape()[d];
   (void)outer;
   for (std::size_t a = 0; a < outer_count; ++a)
-    for (std::size_t i = 0; i < inner; ++i) o[a * inner + i] = reduce_line<Red>(t.data() + a * len * inner + i, inner, len);
+    for (std::size_t i = 0; i < inner; ++i)
+      o[a * inner + i] = reduce_line<Red>(t.data() + a * len * inner + i, inner, len);
   return out;
 }
 
 }  // namespace detail
 
-#define ADX_TENSOR_REDUCTION(fn, red)                                     \
-  template <tensor_operand X>                                             \
-  auto fn(X const& x) {                                                   \
-    return detail::reduce_all<detail::red>(x);                            \
-  }                                                                       \
-  template <tensor_operand X>                                             \
-  auto fn(X const& x, long axis, bool keepdims = false) {                 \
-    return detail::reduce_axis<detail::red>(x, axis, keepdims);           \
+#define ADX_TENSOR_REDUCTION(fn, red)                           \
+  template <tensor_operand X>                                   \
+  auto fn(X const& x) {                                         \
+    return detail::reduce_all<detail::red>(x);                  \
+  }                                                             \
+  template <tensor_operand X>                                   \
+  auto fn(X const& x, long axis, bool keepdims = false) {       \
+    return detail::reduce_axis<detail::red>(x, axis, keepdims); \
   }
 /// sum(t): the sum of all elements (an S); sum(t, axis, keepdims): a tensor. Likewise below.
 ADX_TENSOR_REDUCTION(sum, sum_reduction)

@@ -39,14 +39,14 @@ struct aligned_delete {
   std::size_t n;
   void operator()(S* p) const noexcept {
     std::destroy_n(p, n);
-    ::operator delete(static_cast<void*>(p), std::align_val_t{64});
+    ::operator delete (static_cast<void*>(p), std::align_val_t{64});
   }
 };
 
 /// n default-initialised S (value-initialised for class types) in a 64-byte aligned block.
 template <class S>
 std::shared_ptr<S> allocate(std::size_t n) {
-  void* raw = ::operator new(std::max<std::size_t>(n, 1) * sizeof(S), std::align_val_t{64});
+  void* raw = ::operator new (std::max<std::size_t>(n, 1) * sizeof(S), std::align_val_t{64});
   S* p = static_cast<S*>(raw);
   std::uninitialized_value_construct_n(p, n);
   return std::shared_ptr<S>(p, aligned_delete<S>{n});
@@ -177,7 +177,9 @@ class tensor : public detail::tensor_tag {
 
   /// Element at a multi-index (one index per dimension; checked).
   template <class... I>
-  requires(std::is_integral_v<I>&&...) S const& operator()(I... i) const { return data_.get()[offset({static_cast<long long>(i)...})]; }
+  requires(std::is_integral_v<I>&&...) S const& operator()(I... i) const {
+    return data_.get()[offset({static_cast<long long>(i)...})];
+  }
   template <class... I>
   requires(std::is_integral_v<I>&&...) S& operator()(I... i) {
     std::size_t const o = offset({static_cast<long long>(i)...});
@@ -262,7 +264,8 @@ class tensor : public detail::tensor_tag {
   tensor transpose(long a, long b) const {
     std::vector<long> axes(rank());
     for (std::size_t i = 0; i < rank(); ++i) axes[i] = static_cast<long>(i);
-    std::swap(axes[detail::normalize_axis("transpose", a, shape_)], axes[detail::normalize_axis("transpose", b, shape_)]);
+    std::swap(axes[detail::normalize_axis("transpose", a, shape_)],
+              axes[detail::normalize_axis("transpose", b, shape_)]);
     return permute(axes);
   }
   /// Elements begin, begin+step, ... (< end) along one axis; negative begin/end count from the
@@ -318,8 +321,7 @@ class tensor : public detail::tensor_tag {
     }
   }
   std::size_t check_flat(std::size_t i) const {
-    if (i >= n_)
-      detail::throw_shape_error("operator[]", "flat index " + std::to_string(i) + " out of range", shape_);
+    if (i >= n_) detail::throw_shape_error("operator[]", "flat index " + std::to_string(i) + " out of range", shape_);
     return i;
   }
   std::size_t offset(std::initializer_list<long long> idx) const {
@@ -328,9 +330,8 @@ class tensor : public detail::tensor_tag {
     std::size_t o = 0, k = 0;
     for (long long i : idx) {
       if (i < 0 || static_cast<std::size_t>(i) >= shape_[k])
-        detail::throw_shape_error("operator()", "index " + std::to_string(i) + " out of range in dimension " +
-                                                    std::to_string(k),
-                                  shape_);
+        detail::throw_shape_error(
+            "operator()", "index " + std::to_string(i) + " out of range in dimension " + std::to_string(k), shape_);
       o = o * shape_[k] + static_cast<std::size_t>(i);
       ++k;
     }
