@@ -75,7 +75,8 @@ TEST_CASE("every binary rule agrees across modes and with finite differences to 
   boost::mp11::mp_for_each<adx::all_binary_rules>([&](auto rule) {
     using Rule = decltype(rule);
     binary_fn<Rule> const f;
-    for (auto [x0, y0] : {std::pair{0.7, 1.3}, {-0.4, 0.9}, {1.8, -0.7}, {2.2, 2.9}}) {
+    for (auto const& point : {std::pair{0.7, 1.3}, {-0.4, 0.9}, {1.8, -0.7}, {2.2, 2.9}}) {
+      double const x0 = point.first, y0 = point.second;  // (clang 14 cannot capture bindings)
       auto const modes = adx_test::binary_all_modes(f, x0, y0);
       auto const& r = modes[0];
       if (!std::isfinite(r.v) || !std::isfinite(r.gx) || !std::isfinite(r.gy) || !std::isfinite(r.hxx) ||

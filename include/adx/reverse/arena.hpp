@@ -20,6 +20,9 @@ namespace adx::detail {
 /// A statement's operand count. Not a plain uint8_t: stores through an unsigned char alias
 /// every object, which would make the compiler reload the tape's state after each statement.
 enum class operand_count : std::uint8_t {};
+/// An operand's statement index as stored on the tape: a type of its own for the same reason
+/// (a uint32_t store could alias the tape's own counters and force reloads).
+enum class stored_index : std::uint32_t {};
 
 template <class I, class P>
 class statement_arena {
@@ -33,7 +36,7 @@ class statement_arena {
     std::unique_ptr<P[]> val;                ///< operand partials
     std::size_t stmt_cap = 0, arg_cap = 0;
     std::size_t stmts = 0, args = 0;  ///< in use (the current chunk's are synced on demand)
-    I first = 0;                      ///< global index of the chunk's first statement
+    std::size_t first = 0;            ///< global index of the chunk's first statement
   };
   struct mark {
     std::size_t chunk = 0, stmts = 0, args = 0;
@@ -45,7 +48,7 @@ class statement_arena {
 
   /// Makes room for one statement of up to n operands; `first` is the global index the next
   /// statement gets (recorded if a new chunk starts here).
-  ADX_ALWAYS_INLINE void reserve(std::size_t n, I next) {
+  ADX_ALWAYS_INLINE void reserve(std::size_t n, std::size_t next) {
     if (stmts_ == stmt_cap_ || arg_cap_ - args_ < n) [[unlikely]]
       next_chunk(n, next);
   }
@@ -108,7 +111,7 @@ class statement_arena {
     count_ = c.count.get(), idx_ = c.idx.get(), val_ = c.val.get();
     stmt_cap_ = c.stmt_cap, arg_cap_ = c.arg_cap, stmts_ = stmts, args_ = args;
   }
-  ADX_NOINLINE void next_chunk(std::size_t n, I next) {
+  ADX_NOINLINE void next_chunk(std::size_t n, std::size_t next) {
     sync();
     // an empty current chunk is only too small; otherwise move on to the next one
     if (!chunks_.empty() && stmts_ > 0) ++cur_;

@@ -95,7 +95,7 @@ class tape {
 
   /// Writes the operands of one statement straight into the arena.
   struct writer {
-    index_type* idx;
+    detail::stored_index* idx;
     T* partial;
     std::uint32_t n;
     epoch_type epoch;
@@ -105,7 +105,7 @@ class tape {
       if (i == 0) return;  // an inactive operand (a constant var) takes no place on the tape
       if (e != epoch) [[unlikely]]
         owner->check_live(e);
-      idx[n] = i;
+      idx[n] = detail::stored_index{i};
       partial[n] = p;
       finite &= detail::all_finite(p);
       ++n;
@@ -146,7 +146,7 @@ class tape {
     if (w.n == 0) return 0;
     index_type const k = next_index();
     if (w.n >= long_statement) {  // the true count goes in a trailing header entry
-      w.idx[w.n] = static_cast<index_type>(w.n);
+      w.idx[w.n] = detail::stored_index{static_cast<index_type>(w.n)};
       w.partial[w.n] = detail::constant<T>(0);
       arena_.commit_long(w.n + 1, static_cast<std::uint8_t>(long_statement));
     } else {
@@ -174,7 +174,7 @@ class tape {
     for (index_type j = 1; j < outputs; ++j) new_variable();
     arena_.reserve(1, n_ + 1);
     index_type const k = next_index();
-    *arena_.idx_top() = static_cast<index_type>(nodes_.size());
+    *arena_.idx_top() = detail::stored_index{static_cast<index_type>(nodes_.size())};
     *arena_.val_top() = detail::constant<T>(0);
     arena_.commit_long(1, static_cast<std::uint8_t>(node_statement));
     nd->first = first;
@@ -307,7 +307,7 @@ class tape {
   struct frame {
     epoch_type epoch;
     index_type n;
-    typename detail::statement_arena<index_type, T>::mark stmts;
+    typename detail::statement_arena<detail::stored_index, T>::mark stmts;
     bool nonfinite;
     std::size_t nodes;
   };
@@ -337,15 +337,15 @@ class tape {
       auto const& ch = chunks[c];
       if (ch.stmts == 0 || ch.first > top) continue;
       detail::operand_count const* const count = ch.count.get();
-      index_type const* const idx = ch.idx.get();
+      detail::stored_index const* const idx = ch.idx.get();
       T const* const val = ch.val.get();
       std::size_t pos = ch.args;
-      index_type k = ch.first + static_cast<index_type>(ch.stmts);
+      auto k = static_cast<index_type>(ch.first + ch.stmts);
       for (std::size_t s = ch.stmts; s-- > 0;) {
         --k;
         std::size_t n = static_cast<std::uint8_t>(count[s]);
         if (n >= long_statement) [[unlikely]] {
-          std::size_t const header = idx[--pos];
+          std::size_t const header = static_cast<index_type>(idx[--pos]);
           if (n == node_statement) {
             if (k <= top) {
               node const& nd = *nodes_[header];
@@ -377,8 +377,9 @@ class tape {
           if (detail::structural_zero(a)) continue;
         }
         for (std::size_t j = 0; j < n; ++j) {
-          adj[idx[pos + j]] += val[pos + j] * a;
-          if constexpr (Careful) reach[idx[pos + j]] = 1;
+          index_type const i = static_cast<index_type>(idx[pos + j]);
+          adj[i] += val[pos + j] * a;
+          if constexpr (Careful) reach[i] = 1;
         }
       }
     }
@@ -444,7 +445,7 @@ class tape {
   static constexpr unsigned node_statement = 255;  // header index = the node's number
   inline static thread_local tape* current_ = nullptr;
 
-  detail::statement_arena<index_type, T> arena_;
+  detail::statement_arena<detail::stored_index, T> arena_;
   index_type n_ = 0;
   epoch_type epoch_ = 0;
   bool nonfinite_ = false;
