@@ -122,16 +122,27 @@ class expr : public expr_tag {
   template <class... A>
   requires(sizeof...(A) == sizeof...(Ops) && (sizeof...(A) != 1 || !(std::is_same_v<std::remove_cvref_t<A>, expr> ||
                                                                      ...))) constexpr explicit expr(A&&... a)
-      : ops_(std::forward<A>(a)...),
-        val_(std::apply([](auto const&... op) { return evaluate_rule<Rule, value_type>(op.val()...); }, ops_)) {}
+      : ops_(std::forward<A>(a)...) {
+    if constexpr (cached_derivative) {
+      auto const vd = Rule::value_and_derivative(std::get<0>(ops_).val());
+      val_ = vd.first;
+      d_ = vd.second;
+    } else {
+      val_ = std::apply([](auto const&... op) { return evaluate_rule<Rule, value_type>(op.val()...); }, ops_);
+    }
+  }
 
   constexpr value_type const& val() const noexcept { return val_; }
 
   /// d(this)/d(operand I), as a value_type.
   template <std::size_t I>
   constexpr value_type partial() const {
-    return std::apply(
-        [this](auto const&... op) { return to_value<value_type>(Rule::template partial<I>(op.val()..., val_)); }, ops_);
+    if constexpr (cached_derivative)
+      return d_;
+    else
+      return std::apply(
+          [this](auto const&... op) { return to_value<value_type>(Rule::template partial<I>(op.val()..., val_)); },
+          ops_);
   }
 
   /// Reverse: adds (leaf, m * d leaf / d this) for every active leaf below into the writer.
@@ -175,8 +186,17 @@ class expr : public expr_tag {
     return to_value<value_type>(partial<I>() * std::get<I>(ops_).tangent());
   }
 
+  /// Unary rules whose value and derivative are cheaper together (sin and cos by sincos) give
+  /// both at construction for floating-point values; the derivative is kept in the node.
+  static constexpr bool cached_derivative =
+      sizeof...(Ops) == 1 && std::is_floating_point_v<value_type> && requires(value_type x) {
+    Rule::value_and_derivative(x);
+  };
+  struct no_cache {};
+
   std::tuple<Ops...> ops_;
-  value_type val_;
+  value_type val_{};
+  [[no_unique_address]] std::conditional_t<cached_derivative, value_type, no_cache> d_{};
 };
 
 // ---- building nodes from user operands ------------------------------------------------------

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <limits>
 #include <numbers>
+#include <utility>
 
 #include "adx/core/expr.hpp"
 
@@ -239,8 +240,29 @@ struct pow_rule {  // d/dx = y x^(y-1) (0 where y == 0); d/dy = r log x (0 where
 };
 
 // ---- trigonometric and hyperbolic -----------------------------------------------------------
+/// sin and cos of x in one call where the C library has it (glibc's sincos gives the same
+/// values as sin and cos).
+template <class X>
+std::pair<X, X> sin_and_cos(X x) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  X s, c;
+  if constexpr (std::is_same_v<X, float>)
+    ::sincosf(x, &s, &c);
+  else if constexpr (std::is_same_v<X, double>)
+    ::sincos(x, &s, &c);
+  else
+    ::sincosl(x, &s, &c);
+  return {s, c};
+#else
+  return {std::sin(x), std::cos(x)};
+#endif
+}
+
 struct sin_rule {
   static constexpr char const* name = "sin";
+  template <class X>
+  requires std::is_floating_point_v<X>
+  static std::pair<X, X> value_and_derivative(X x) { return sin_and_cos(x); }
   template <class X>
   static auto value(X const& x) {
     using std::sin;
@@ -254,6 +276,12 @@ struct sin_rule {
 };
 struct cos_rule {
   static constexpr char const* name = "cos";
+  template <class X>
+  requires std::is_floating_point_v<X>
+  static std::pair<X, X> value_and_derivative(X x) {
+    auto const [s, c] = sin_and_cos(x);
+    return {c, -s};
+  }
   template <class X>
   static auto value(X const& x) {
     using std::cos;
