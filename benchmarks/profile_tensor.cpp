@@ -99,7 +99,8 @@ int run(Prog const& prog, Hand&& hand, double seconds, bool loop) {
     std::printf("%zu gradients\n", n);
     return 0;
   }
-  stages s;
+  stages s, warm;
+  for (int k = 0; k < 2; ++k) staged_once(prog, g.data(), warm);  // the tape's arena grows once
   auto const end = clock_type::now() + std::chrono::duration<double>(seconds);
   do staged_once(prog, g.data(), s);
   while (clock_type::now() < end || s.total.size() < 3);
