@@ -97,8 +97,7 @@ void register_adx() {
     static form_program<P> const prog(p);
     add_gradient(P::name, "adx_tensor", prog);
     // the tensor form at double must compute the problem's f (checked as a value, not timed)
-    add(P::name, "adx_tensor_value", kind::value, nullptr,
-        [] { return std::vector<double>{prog.f(prog.inputs[0])}; });
+    add(P::name, "adx_tensor_value", kind::value, nullptr, [] { return std::vector<double>{prog.f(prog.inputs[0])}; });
     add(
         P::name, "adx_reverse", kind::gradient,
         [&p](benchmark::State& st) {

@@ -131,7 +131,8 @@ int main(int argc, char** argv) {
   auto const order = problem_order();
   auto index = [&](std::string const& p) { return std::find(order.begin(), order.end(), p) - order.begin(); };
   auto& reg = registry();
-  std::stable_sort(reg.begin(), reg.end(), [&](entry const& a, entry const& b) { return index(a.problem) < index(b.problem); });
+  std::stable_sort(reg.begin(), reg.end(),
+                   [&](entry const& a, entry const& b) { return index(a.problem) < index(b.problem); });
 
   // Checks: hand against finite differences, then everything against hand.
   bool ok = true;
@@ -155,7 +156,8 @@ int main(int argc, char** argv) {
   }
   if (check_only) return 0;
 
-  benchmark::AddCustomContext("OPENBLAS_NUM_THREADS", std::getenv("OPENBLAS_NUM_THREADS") ? std::getenv("OPENBLAS_NUM_THREADS") : "unset");
+  benchmark::AddCustomContext("OPENBLAS_NUM_THREADS",
+                              std::getenv("OPENBLAS_NUM_THREADS") ? std::getenv("OPENBLAS_NUM_THREADS") : "unset");
 #ifdef ADX_BENCH_HAVE_TORCH
   benchmark::AddCustomContext("torch", "LibTorch (Debian libtorch-dev), torch::set_num_threads(1)");
 #endif

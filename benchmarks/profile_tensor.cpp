@@ -125,7 +125,8 @@ template <class P>
 int run_form(P const& p, double seconds, bool loop) {
   form_program<P> const prog(p);
   std::vector<double> g(P::n);
-  return run(prog, [&] { p.gradient(p.x0.data(), g.data()); }, seconds, loop);
+  return run(
+      prog, [&] { p.gradient(p.x0.data(), g.data()); }, seconds, loop);
 }
 
 }  // namespace
@@ -149,20 +150,23 @@ int main(int argc, char** argv) {
       adx_programs::mlp_program const prog(p);
       std::vector<double> g(p.n());
       mlp_problem::scratch s(p);
-      return run(prog, [&] { p.gradient(p.x0.data(), g.data(), s); }, seconds, loop);
+      return run(
+          prog, [&] { p.gradient(p.x0.data(), g.data(), s); }, seconds, loop);
     }
   for (auto const& p : matmul_problems())
     if (p.name == name) {
       adx_programs::matmul_program const prog(p);
       std::vector<double> g(p.n());
       matmul_problem::scratch s(p);
-      return run(prog, [&] { p.gradient(p.x0.data(), g.data(), s); }, seconds, loop);
+      return run(
+          prog, [&] { p.gradient(p.x0.data(), g.data(), s); }, seconds, loop);
     }
   if (name == "elementwise") {
     auto const& p = elementwise_instance();
     adx_programs::elementwise_program const prog(p);
     std::vector<double> g(p.n());
-    return run(prog, [&] { p.gradient(p.x0.data(), g.data()); }, seconds, loop);
+    return run(
+        prog, [&] { p.gradient(p.x0.data(), g.data()); }, seconds, loop);
   }
   if (name == "lse") return run_form(instance<lse>(), seconds, loop);
   if (name == "normal_lpdf") return run_form(instance<normal_lpdf>(), seconds, loop);

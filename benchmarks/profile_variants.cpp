@@ -176,8 +176,7 @@ void forward_elementwise() {
               }));
   std::printf("  adx fused a*b + c/d (no sin)       %8.0f us\n",
               median_us(40, [&] { keep(T(in[0] * in[1] + in[2] / in[3])); }));
-  std::printf("  tensor<double>(shape) allocation   %8.0f us\n",
-              median_us(40, [&] { keep(T(adx::shape{n})); }));
+  std::printf("  tensor<double>(shape) allocation   %8.0f us\n", median_us(40, [&] { keep(T(adx::shape{n})); }));
 }
 
 }  // namespace

@@ -131,7 +131,7 @@ struct tensor_form<advection> {
     tensor<S> q = x;
     for (int step = 0; step < advection::steps; ++step) {
       tensor<S> const l = q.slice(0, 0, n - 1), r = q.slice(0, 1, n);
-      tensor<S> const flux = 0.5 * c * (l + r + c * (l - r));                                           // [n-1]
+      tensor<S> const flux = 0.5 * c * (l + r + c * (l - r));                                            // [n-1]
       tensor<S> const inner = q.slice(0, 1, n - 1) + flux.slice(0, 0, n - 2) - flux.slice(0, 1, n - 1);  // [n-2]
       // periodic boundary: q = [inner[n-3], inner..., inner[0]]
       S* qp = q.data();

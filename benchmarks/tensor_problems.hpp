@@ -208,13 +208,13 @@ struct elementwise_problem {
 // ---- the instances ----------------------------------------------------------------------
 
 inline std::vector<mlp_problem> const& mlp_problems() {
-  static std::vector<mlp_problem> const v{{"mlp_small", 16, 64, 32, 10},
-                                          {"mlp", 64, 784, 256, 10},
-                                          {"mlp_large", 256, 1024, 1024, 10}};
+  static std::vector<mlp_problem> const v{
+      {"mlp_small", 16, 64, 32, 10}, {"mlp", 64, 784, 256, 10}, {"mlp_large", 256, 1024, 1024, 10}};
   return v;
 }
 inline std::vector<matmul_problem> const& matmul_problems() {
-  static std::vector<matmul_problem> const v{{"matmul_grad_32", 32}, {"matmul_grad_256", 256}, {"matmul_grad_1024", 1024}};
+  static std::vector<matmul_problem> const v{
+      {"matmul_grad_32", 32}, {"matmul_grad_256", 256}, {"matmul_grad_1024", 1024}};
   return v;
 }
 inline elementwise_problem const& elementwise_instance() {
