@@ -3,7 +3,9 @@
 #   scripts/dev.sh demo        build and run the demo (the seed examples)
 #   scripts/dev.sh test        build and run the whole test suite (Release, g++)
 #   scripts/dev.sh sanitize    the suite under AddressSanitizer + UndefinedBehaviorSanitizer
-#   scripts/dev.sh bench       build the benchmarks and write benchmarks/results/
+#   scripts/dev.sh bench       build the scalar benchmarks and write benchmarks/results/scalar.*
+#   scripts/dev.sh bench-tensor  build tensor_bench and write benchmarks/results/tensor.*
+#                              (ADX_BENCH_TORCH=1 also installs LibTorch, libtorch-dev)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,8 +58,21 @@ case "${1:-}" in
     cmake --build build-bench -j "$jobs" --target scalar_bench
     cmake --build build-bench --target scalar_bench_report
     ;;
+  bench-tensor)
+    # LibTorch is optional and large (Debian libtorch-dev pulls ~150 packages): installed only
+    # with ADX_BENCH_TORCH=1; tensor_bench uses it whenever CMake finds it.
+    install_missing python3 python3-matplotlib
+    if [ "${ADX_BENCH_TORCH:-0}" = 1 ] && ! dpkg -s libtorch-dev >/dev/null 2>&1; then
+      [ "$(id -u)" -eq 0 ] && s="" || s="sudo"
+      DEBIAN_FRONTEND=noninteractive $s apt-get install -y -qq --no-install-recommends libtorch-dev >/dev/null
+    fi
+    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF \
+      -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+    cmake --build build-bench -j "$jobs" --target tensor_bench
+    cmake --build build-bench --target tensor_bench_report
+    ;;
   *)
-    echo "usage: scripts/dev.sh demo|test|sanitize|bench" >&2
+    echo "usage: scripts/dev.sh demo|test|sanitize|bench|bench-tensor" >&2
     exit 2
     ;;
 esac

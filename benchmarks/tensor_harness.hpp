@@ -1,0 +1,76 @@
+// The tensor benchmark harness (tensor_bench): as harness.hpp for the scalar suite, every
+// implementation file adds, per problem, one benchmark and one function computing what that
+// benchmark computes, so that main() can check every implementation against `hand` first.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tensor_problems.hpp"
+
+namespace adx_bench::tensor_suite {
+
+/// gradient: result() is {f, df/dx...} in the problem's layout of x;
+/// value:    result() is {f} (checked against hand's f);
+/// output:   result() is a whole output vector (the forward elementwise problem).
+enum class kind { gradient, value, output };
+
+struct entry {
+  std::string problem;
+  std::string impl;
+  kind k;
+  std::function<void(benchmark::State&)> bench;
+  std::function<std::vector<double>()> result;
+};
+
+inline std::vector<entry>& registry() {
+  static std::vector<entry> r;
+  return r;
+}
+
+inline void add(std::string problem, std::string impl, kind k, std::function<void(benchmark::State&)> bench,
+                std::function<std::vector<double>()> result) {
+  registry().push_back({std::move(problem), std::move(impl), k, std::move(bench), std::move(result)});
+}
+
+/// A problem's loss at a point, for the finite-difference check of its hand gradient.
+struct fd_target {
+  std::string problem;
+  std::vector<double> x0;
+  std::function<double(double const*)> f;
+};
+inline std::vector<fd_target>& fd_targets() {
+  static std::vector<fd_target> r;
+  return r;
+}
+
+/// The problems in report order.
+inline std::vector<std::string> problem_order() {
+  std::vector<std::string> o;
+  for (auto const& p : mlp_problems()) o.push_back(p.name);
+  for (auto const& p : matmul_problems()) o.push_back(p.name);
+  o.push_back("elementwise");
+  o.push_back("elementwise_fwd");
+  for (char const* s : {"lse", "normal_lpdf", "matvec_quad", "advection"}) o.push_back(s);
+  return o;
+}
+
+/// Calls f(p) for each scalar problem that has a tensor form.
+template <class F>
+void for_each_tensor_form(F&& f) {
+  f(instance<lse>());
+  f(instance<normal_lpdf>());
+  f(instance<matvec_quad>());
+  f(instance<advection>());
+}
+
+void register_hand();  // hand (and double for the tensor forms)
+void register_adx();   // adx (tensor<var<double>>), adx_tensor / adx_reverse for the tensor forms
+#ifdef ADX_BENCH_HAVE_TORCH
+void register_torch();
+#endif
+
+}  // namespace adx_bench::tensor_suite
