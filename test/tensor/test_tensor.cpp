@@ -21,14 +21,6 @@ tensor<double> from_json(json const& t) {
   return tensor<double>(shape::from(dims.begin(), dims.end()), d);
 }
 
-/// Adjoints of the elements of x after the last sweep.
-template <class T>
-tensor<T> adjoints(tensor<var<T>> const& x) {
-  tensor<T> g(x.shape());
-  for (std::size_t i = 0; i < x.size(); ++i) g[i] = x[i].adjoint();
-  return g;
-}
-
 void check_tensor(tensor<double> const& got, json const& want, double tol = 1e-12) {
   auto const w = adx_test::data(want);
   REQUIRE(got.size() == w.size());

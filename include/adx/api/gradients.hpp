@@ -223,6 +223,16 @@ auto gradients(Y const& ys, X const& xs,
   return out;
 }
 
+/// The adjoints of a tensor's elements after the last sweep of their tape (zero where the
+/// sweep did not reach), as a tensor of the same shape.
+template <class T>
+tensor<T> adjoints(tensor<var<T>> const& x) {
+  tensor<T> g(x.shape());
+  T* out = g.data();
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = x.data()[i].adjoint();
+  return g;
+}
+
 namespace autograd {
 
 /// torch.autograd.grad: one entry per input, sum over outputs of J^T grad_outputs. An input

@@ -189,7 +189,8 @@ class tape {
 
   /// Throws unless epoch e belongs to a recording that is still live on this tape.
   void check_live(epoch_type e) const {
-    if (e == 0) return;
+    if (e == epoch_ || e == 0) [[likely]]
+      return;
     for (auto const& f : frames_)
       if (f.epoch == e) return;
     throw stale_variable_error(

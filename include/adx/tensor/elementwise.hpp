@@ -80,8 +80,13 @@ concept tensor_node = requires {
 template <class X>
 using element_result_t = std::conditional_t<ad_operand<X>, ad_type_t<X>, std::remove_cvref_t<X>>;
 
+}  // namespace detail
+
+/// An elementwise expression over tensors (what `a * b` returns for tensors). It lives in
+/// namespace adx, not detail, so that argument-dependent lookup finds adx's operators and
+/// functions for it in user code: its operands alone (tensor_leaf<double>) would not.
 template <class Rule, class... Ops>
-class tensor_expr : public tensor_tag {
+class tensor_expr : public detail::tensor_tag {
  public:
   using is_tensor_expr = void;
 
@@ -98,10 +103,10 @@ class tensor_expr : public tensor_tag {
   }
   /// The element's scalar expression (or plain value), read at a flat position.
   auto at_flat(std::size_t i) const {
-    return std::apply([&](auto const&... op) { return make_expr<Rule>(op.at_flat(i)...); }, ops_);
+    return std::apply([&](auto const&... op) { return detail::make_expr<Rule>(op.at_flat(i)...); }, ops_);
   }
-  auto at_index(stride_array const& idx, std::size_t rank) const {
-    return std::apply([&](auto const&... op) { return make_expr<Rule>(op.at_index(idx, rank)...); }, ops_);
+  auto at_index(detail::stride_array const& idx, std::size_t rank) const {
+    return std::apply([&](auto const&... op) { return detail::make_expr<Rule>(op.at_index(idx, rank)...); }, ops_);
   }
   /// Calls f on every element of every operand (AD scalars and numbers alike).
   template <class F>
@@ -109,12 +114,15 @@ class tensor_expr : public tensor_tag {
     std::apply([&](auto const&... op) { (op.for_each_element(f), ...); }, ops_);
   }
 
-  using element_type = element_result_t<decltype(make_expr<Rule>(std::declval<Ops const&>().at_flat(0)...))>;
+  using element_type =
+      detail::element_result_t<decltype(detail::make_expr<Rule>(std::declval<Ops const&>().at_flat(0)...))>;
 
  private:
   std::tuple<Ops...> ops_;
   adx::shape shape_;
 };
+
+namespace detail {
 
 /// Stores a user operand in a tensor expression.
 template <class X>
