@@ -355,6 +355,18 @@ TEST_CASE("tensor: BLAS = portable kernel; fused = unfused; long statements; NaN
     x = x * x + x;
     for (std::size_t i = 0; i < x.size(); ++i) CHECK(x[i] == a0[i] * a0[i] + a0[i]);
   }
+  {  // a product whose operands are not one block of variables (a transpose) scatters its adjoints
+    tensor<double> const A0 = random_normal({3, 4}, 11), B0 = random_normal({3, 2}, 12);
+    tape_scope<var<double>> scope;
+    tensor<var<double>> A(A0), B(B0);
+    var<double> l = sum(matmul(A.transpose(), B) * matmul(A.transpose(), B));  // [4,3] x [3,2]
+    backward(l);
+    tensor<double> const gA = adjoints(A), gB = adjoints(B);
+    tensor<double> const C = matmul(A0.transpose(), B0);  // dl/dA = 2 B C^T, dl/dB = 2 A C
+    tensor<double> const wantA = matmul(B0, C.transpose()), wantB = matmul(A0, C);
+    for (std::size_t i = 0; i < gA.size(); ++i) CHECK(close(gA[i], 2 * wantA[i], 1e-13, 1e-13));
+    for (std::size_t i = 0; i < gB.size(); ++i) CHECK(close(gB[i], 2 * wantB[i], 1e-13, 1e-13));
+  }
   {  // one statement over 1000 operands (beyond the 253 an expression may have)
     tape_scope<var<double>> scope;
     tensor<var<double>> x(arange(1000));

@@ -38,11 +38,21 @@ struct matmul_node final : tape<T>::node {
   std::vector<T> a, b;             // values
   std::vector<index_type> ia, ib;  // indices (0 for constants)
   bool active_a = false, active_b = false;
+  index_type base_a = 0, base_b = 0;  // first index when a side is one contiguous block of variables
 
   void backward(T* adj) const override {
     T const* dC = adj + this->first;
+    // a side stored as one block of adjoint slots takes its GEMM straight into them (beta = 1)
+    if (base_a)
+      for (std::size_t q = 0; q < batch; ++q)
+        gemm<T>(false, true, M, K, N, dC + q * M * N, N, b.data() + (shared_b ? 0 : q * K * N), N,
+                adj + base_a + (shared_a ? 0 : q * M * K), K, true);
+    if (base_b)
+      for (std::size_t q = 0; q < batch; ++q)
+        gemm<T>(true, false, K, N, M, a.data() + (shared_a ? 0 : q * M * K), K, dC + q * M * N, N,
+                adj + base_b + (shared_b ? 0 : q * K * N), N, true);
     std::vector<T> g;
-    if (active_a) {
+    if (active_a && !base_a) {
       g.assign(a.size(), constant<T>(0));
       for (std::size_t q = 0; q < batch; ++q)  // dA = dC B^T
         gemm<T>(false, true, M, K, N, dC + q * M * N, N, b.data() + (shared_b ? 0 : q * K * N), N,
@@ -50,7 +60,7 @@ struct matmul_node final : tape<T>::node {
       for (std::size_t i = 0; i < g.size(); ++i)
         if (ia[i]) adj[ia[i]] += g[i];
     }
-    if (active_b) {
+    if (active_b && !base_b) {
       g.assign(b.size(), constant<T>(0));
       for (std::size_t q = 0; q < batch; ++q)  // dB = A^T dC
         gemm<T>(true, false, K, N, M, a.data() + (shared_a ? 0 : q * M * K), K, dC + q * M * N, N,
@@ -87,6 +97,14 @@ tensor<S> matmul_batched(tensor<S> const& A, tensor<S> const& B, std::size_t bat
     };
     take(A, nd->a, nd->ia, nd->active_a);
     take(B, nd->b, nd->ib, nd->active_b);
+    auto block_base = [](std::vector<index_type> const& ix) -> index_type {
+      if (ix.empty() || ix[0] == 0) return 0;
+      for (std::size_t i = 1; i < ix.size(); ++i)
+        if (ix[i] != ix[0] + i) return 0;
+      return ix[0];
+    };
+    nd->base_a = block_base(nd->ia);
+    nd->base_b = block_base(nd->ib);
     std::vector<T> c(batch * M * N);
     for (std::size_t q = 0; q < batch; ++q)
       gemm<T>(false, false, M, N, K, nd->a.data() + (shared_a ? 0 : q * M * K), K,
