@@ -75,7 +75,10 @@ TEST_CASE("every binary rule agrees across modes and with finite differences to 
   boost::mp11::mp_for_each<adx::all_binary_rules>([&](auto rule) {
     using Rule = decltype(rule);
     binary_fn<Rule> const f;
-    for (auto [x0, y0] : {std::pair{0.7, 1.3}, {-0.4, 0.9}, {1.8, -0.7}, {2.2, 2.9}}) {
+    for (auto const& p : {std::pair{0.7, 1.3}, {-0.4, 0.9}, {1.8, -0.7}, {2.2, 2.9}}) {
+      // plain variables, not a structured binding: the lambdas below capture them (clang 14
+      // does not implement capturing structured bindings, a C++20 addition)
+      double const x0 = p.first, y0 = p.second;
       auto const modes = adx_test::binary_all_modes(f, x0, y0);
       auto const& r = modes[0];
       if (!std::isfinite(r.v) || !std::isfinite(r.gx) || !std::isfinite(r.gy) || !std::isfinite(r.hxx) ||
