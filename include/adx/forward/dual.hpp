@@ -44,6 +44,7 @@ class dual {
   template <class X>
   requires std::is_constructible_v<dual, X const&>
   constexpr dual& operator=(X const& x) { return *this = dual(x); }
+  constexpr dual(dual const&) = default;  // declared: with the copy assignment above, an implicit one is deprecated
   constexpr dual& operator=(dual const&) = default;
 
   template <class X>
