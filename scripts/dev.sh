@@ -4,10 +4,17 @@
 #   scripts/dev.sh test        build and run the whole test suite (Release, g++)
 #   scripts/dev.sh sanitize    the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   scripts/dev.sh bench       build the benchmarks and write benchmarks/results/
+#   scripts/dev.sh clang       build and run the test suite with clang++ (at -O1, for build time)
+#   scripts/dev.sh format      check the C++ sources' formatting with clang-format (changes nothing)
+#   scripts/dev.sh bench-check build the benchmarks with every peer and run them once, briefly
+#   scripts/dev.sh consumers   build and run the consumer projects (CMake install + find_package,
+#                              add_subdirectory, FetchContent, Conan create); scripts/consumers.sh
+# ADX_JOBS sets the build parallelism (default: the number of cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-jobs=$(nproc 2>/dev/null || echo 2)
+jobs=${ADX_JOBS:-$(nproc 2>/dev/null || echo 2)}
+peers=(libadolc-dev libtrilinos-sacado-dev libeigen3-dev libceres-dev)
 packages=(cmake make g++ libboost-dev libopenblas-dev doctest-dev nlohmann-json3-dev libbenchmark-dev)
 
 install_missing() {
@@ -50,14 +57,46 @@ case "${1:-}" in
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$jobs" -E compile_fail)
     ;;
   bench)
-    install_missing libadolc-dev libtrilinos-sacado-dev libeigen3-dev libceres-dev python3 python3-matplotlib
+    install_missing "${peers[@]}" python3 python3-matplotlib
     cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF \
       -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
     cmake --build build-bench -j "$jobs" --target scalar_bench
     cmake --build build-bench --target scalar_bench_report
     ;;
+  clang)
+    install_missing clang
+    # -O1: the suite's nested instantiations compile much faster than at -O2, the checks are the same
+    configure_build build-clang -DCMAKE_CXX_COMPILER=clang++ -DADX_BUILD_BENCHMARKS=OFF \
+      "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
+    (cd build-clang && ctest --output-on-failure -j "$jobs")
+    ;;
+  format)
+    install_missing clang-format
+    format=$(command -v clang-format-14 || command -v clang-format)
+    # every C++ source of ours (not the build folders Conan's test_package makes inside itself)
+    find include src test benchmarks test_package -name build -prune -o \( -name '*.cpp' -o -name '*.hpp' \) -print0 |
+      xargs -0 "$format" --dry-run --Werror
+    echo "adx: formatting ok ($("$format" --version))"
+    ;;
+  bench-check)
+    # the benchmarks must keep compiling and their start-up checks passing: build them with every
+    # peer, then one short run (the timings mean nothing; scripts/dev.sh bench measures)
+    install_missing "${peers[@]}"
+    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF >/dev/null
+    cmake --build build-bench -j "$jobs" --target scalar_bench
+    if ! ./build-bench/benchmarks/scalar_bench --benchmark_min_time=0.01 >build-bench/scalar_bench_check.txt 2>&1; then
+      cat build-bench/scalar_bench_check.txt
+      exit 1
+    fi
+    echo "adx: scalar_bench built and ran every benchmark once briefly" \
+      "($(grep -c ' ok$' build-bench/scalar_bench_check.txt) start-up checks ok; output in build-bench/scalar_bench_check.txt)"
+    ;;
+  consumers)
+    install_missing python3 python3-venv
+    scripts/consumers.sh "${@:2}"
+    ;;
   *)
-    echo "usage: scripts/dev.sh demo|test|sanitize|bench" >&2
+    echo "usage: scripts/dev.sh demo|test|sanitize|bench|clang|format|bench-check|consumers" >&2
     exit 2
     ;;
 esac
