@@ -77,7 +77,7 @@ build_tree() {  # the build tree of installed ON as a package
 
 subdirectory() {  # ON|OFF
   configure_build_run test/consumers/add_subdirectory "$out/add_subdirectory-blas-$1" -DADX_SOURCE_DIR="$src" \
-    -DADX_WITH_BLAS="$1"
+    -DCONSUMER_BLAS="$1"
 }
 
 fetchcontent() {  # an archive of the tree (tracked and new files, as git sees them; no builds)
