@@ -73,10 +73,24 @@ case "${1:-}" in
   format)
     install_missing clang-format
     format=$(command -v clang-format-14 || command -v clang-format)
-    # every C++ source of ours (not the build folders Conan's test_package makes inside itself)
-    find include src test benchmarks test_package -name build -prune -o \( -name '*.cpp' -o -name '*.hpp' \) -print0 |
-      xargs -0 "$format" --dry-run --Werror
-    echo "adx: formatting ok ($("$format" --version))"
+    # every C++ source of ours (not the build folders Conan's test_package makes inside itself),
+    # except the files .ci/format-pending lists: those are reported, not failed on
+    mapfile -t pending < <(grep -v '^#' .ci/format-pending 2>/dev/null | grep . || true)
+    mapfile -t sources < <(find include src test benchmarks test_package -name build -prune -o \
+      \( -name '*.cpp' -o -name '*.hpp' \) -print | sort)
+    checked=()
+    for f in "${sources[@]}"; do
+      [[ " ${pending[*]} " == *" $f "* ]] || checked+=("$f")
+    done
+    "$format" --dry-run --Werror "${checked[@]}"
+    for f in "${pending[@]}"; do
+      if "$format" --dry-run --Werror "$f" 2>/dev/null; then
+        echo "adx: note: $f is formatted now; remove it from .ci/format-pending"
+      else
+        echo "adx: warning: $f is not clang-formatted (listed in .ci/format-pending, not failed on)"
+      fi
+    done
+    echo "adx: formatting ok for ${#checked[@]} files ($("$format" --version))"
     ;;
   bench-check)
     # the benchmarks must keep compiling and their start-up checks passing: build them with every
