@@ -46,6 +46,16 @@ int main() {
     check("gradient(): d/dv0 v0 exp(v1)", g.at(0), std::exp(-0.3));
     check("gradient(): d/dv1 v0 exp(v1)", g.at(1), 0.5 * std::exp(-0.3));
   }
+  {  // tensors: d/dx sum(x y) = rows of y summed; the product goes through adx's GEMM dispatch,
+     // which is CBLAS when ADX_WITH_BLAS is 1 (so this also checks that adx's own BLAS call links)
+    adx::tape_scope<adx::var<double>> scope;
+    adx::tensor<adx::var<double>> x(adx::tensor<double>{{0.5, 0.6, 0.4}, {1.2, 1.3, 1.1}});
+    adx::tensor<adx::var<double>> y(adx::tensor<double>{{0.01, 0.3, 1.1}, {0.1, 0.2, 1.3}, {2.1, 1.2, 3.3}});
+    adx::var<double> out = sum(matmul(x, y));
+    adx::backward(out);
+    check("tensor: d sum(x y) / dx(1, 2)", x(1, 2).adjoint(), 2.1 + 1.2 + 3.3);
+    check("tensor: d sum(x y) / dy(0, 1)", y(0, 1).adjoint(), 0.5 + 1.2);
+  }
   if (ADX_WITH_BLAS != ADX_CONSUMER_EXPECT_BLAS) {
     std::printf("ADX_WITH_BLAS is %d but this consumer expects %d\n", ADX_WITH_BLAS, ADX_CONSUMER_EXPECT_BLAS);
     ++failures;
