@@ -6,10 +6,17 @@
 #   scripts/dev.sh bench       build the scalar benchmarks and write benchmarks/results/scalar.*
 #   scripts/dev.sh bench-tensor  build tensor_bench and write benchmarks/results/tensor.*
 #                              (ADX_BENCH_TORCH=1 also installs LibTorch, libtorch-dev)
+#   scripts/dev.sh clang       build and run the test suite with clang++ (at -O1, for build time)
+#   scripts/dev.sh format      check the C++ sources' formatting with clang-format (changes nothing)
+#   scripts/dev.sh bench-check build the benchmarks with every peer and run them once, briefly
+#   scripts/dev.sh consumers   build and run the consumer projects (CMake install + find_package,
+#                              add_subdirectory, FetchContent, Conan create); scripts/consumers.sh
+# ADX_JOBS sets the build parallelism (default: the number of cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-jobs=$(nproc 2>/dev/null || echo 2)
+jobs=${ADX_JOBS:-$(nproc 2>/dev/null || echo 2)}
+peers=(libadolc-dev libtrilinos-sacado-dev libeigen3-dev libceres-dev)
 packages=(cmake make g++ libboost-dev libopenblas-dev doctest-dev nlohmann-json3-dev libbenchmark-dev)
 
 install_missing() {
@@ -52,7 +59,7 @@ case "${1:-}" in
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$jobs" -E compile_fail)
     ;;
   bench)
-    install_missing libadolc-dev libtrilinos-sacado-dev libeigen3-dev libceres-dev python3 python3-matplotlib
+    install_missing "${peers[@]}" python3 python3-matplotlib
     cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF \
       -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
     cmake --build build-bench -j "$jobs" --target scalar_bench
@@ -71,8 +78,66 @@ case "${1:-}" in
     cmake --build build-bench -j "$jobs" --target tensor_bench
     cmake --build build-bench --target tensor_bench_report
     ;;
+  clang)
+    install_missing clang
+    # -O1: the suite's nested instantiations compile much faster than at -O2, the checks are the
+    # same. Only the test binary is built (the g++ run already compiles each header on its own
+    # and the demo); ctest also runs the compile-fail cases with clang++.
+    cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DADX_BUILD_BENCHMARKS=OFF \
+      -DADX_BUILD_DEMO=OFF "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" >/dev/null
+    cmake --build build-clang -j "$jobs" --target adx_tests
+    (cd build-clang && ctest --output-on-failure -j "$jobs")
+    ;;
+  format)
+    install_missing clang-format
+    format=$(command -v clang-format-14 || command -v clang-format)
+    # every C++ source of ours (not the build folders Conan's test_package makes inside itself),
+    # except the files .ci/format-pending lists: those are reported, not failed on
+    mapfile -t pending < <(grep -v '^#' .ci/format-pending 2>/dev/null | grep . || true)
+    mapfile -t sources < <(find include src test benchmarks test_package -name build -prune -o \
+      \( -name '*.cpp' -o -name '*.hpp' \) -print | sort)
+    checked=()
+    for f in "${sources[@]}"; do
+      [[ " ${pending[*]} " == *" $f "* ]] || checked+=("$f")
+    done
+    "$format" --dry-run --Werror "${checked[@]}"
+    for f in "${pending[@]}"; do
+      if "$format" --dry-run --Werror "$f" 2>/dev/null; then
+        echo "adx: note: $f is formatted now; remove it from .ci/format-pending"
+      else
+        echo "adx: warning: $f is not clang-formatted (listed in .ci/format-pending, not failed on)"
+      fi
+    done
+    echo "adx: formatting ok for ${#checked[@]} files ($("$format" --version))"
+    ;;
+  bench-check)
+    # the benchmarks must keep compiling and their start-up checks passing: build them with every
+    # peer, then one short run (the timings mean nothing; scripts/dev.sh bench measures)
+    install_missing "${peers[@]}"
+    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF >/dev/null
+    cmake --build build-bench -j "$jobs" --target scalar_bench
+    if ! ./build-bench/benchmarks/scalar_bench --benchmark_min_time=0.01 >build-bench/scalar_bench_check.txt 2>&1; then
+      cat build-bench/scalar_bench_check.txt
+      exit 1
+    fi
+    echo "adx: scalar_bench built and ran every benchmark once briefly" \
+      "($(grep -c ' ok$' build-bench/scalar_bench_check.txt) start-up checks ok; output in build-bench/scalar_bench_check.txt)"
+    # the tensor suite: built, its start-up checks (every implementation against hand) and the
+    # small sizes run once
+    cmake --build build-bench -j "$jobs" --target tensor_bench
+    if ! OPENBLAS_NUM_THREADS=1 ./build-bench/benchmarks/tensor_bench --benchmark_filter='mlp_small|matmul_grad_32/' \
+      >build-bench/tensor_bench_check.txt 2>&1; then
+      cat build-bench/tensor_bench_check.txt
+      exit 1
+    fi
+    echo "adx: tensor_bench built, checked and ran its small sizes once (build-bench/tensor_bench_check.txt)"
+    ;;
+  consumers)
+    install_missing python3 python3-venv
+    scripts/consumers.sh "${@:2}"
+    ;;
   *)
-    echo "usage: scripts/dev.sh demo|test|sanitize|bench|bench-tensor" >&2
+    echo "usage: scripts/dev.sh demo|test|sanitize|bench|bench-tensor|clang|format|bench-check|consumers" >&2
     exit 2
     ;;
 esac

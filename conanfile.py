@@ -1,0 +1,78 @@
+"""Conan 2 recipe for adx, a header-only C++20 automatic-differentiation library.
+
+    conan create . -pr:a conan/profiles/debian12     # Boost and OpenBLAS from Debian
+    conan create . -pr:a <profile> -o "adx/*:with_blas=False"
+
+Consumers get, through CMakeDeps, find_package(adx CONFIG) and the target adx::adx (include
+directory, ADX_WITH_BLAS=0/1, Boost and CBLAS).
+
+Boost and OpenBLAS may come from Conan packages or from the system ([platform_requires] in the
+profile, as in conan/profiles/debian12). Conan generates no CMake files for a platform
+requirement, so the CMakeDeps config of adx includes two small build modules
+(cmake/conan/adxConanBoost.cmake, adxConanCBLAS.cmake): each links adx::adx to the dependency
+Conan already provided, or, when Conan provided none, finds the system one the way adx's own
+adxConfig.cmake does (find_package(Boost), adxFindCBLAS.cmake).
+"""
+import os
+import re
+
+from conan import ConanFile
+from conan.tools.build import check_min_cppstd
+from conan.tools.files import copy, load
+
+required_conan_version = ">=2.0.17"  # the oldest checked (2.0.17 and 2.34 both pass test_package)
+
+
+class AdxConan(ConanFile):
+    name = "adx"
+    description = "Header-only C++20 automatic differentiation with expression templates"
+    topics = ("automatic-differentiation", "autodiff", "expression-templates", "header-only")
+    package_type = "header-library"
+    settings = "os", "arch", "compiler", "build_type"
+    options = {"with_blas": [True, False]}
+    default_options = {"with_blas": True}
+    exports_sources = "include/*", "cmake/*", "CMakeLists.txt"
+    no_copy_source = True
+
+    def set_version(self):
+        # The version lives in one place, include/adx/config.hpp (CMake reads it there too).
+        config = load(self, os.path.join(self.recipe_folder, "include", "adx", "config.hpp"))
+        self.version = re.search(r'#define ADX_VERSION_STRING "([0-9.]+)"', config).group(1)
+
+    def requirements(self):
+        # adx's public headers include Boost's and cblas.h, and a BLAS must be linked by whoever
+        # links adx: both go through to consumers.
+        self.requires("boost/[>=1.74 <2]", transitive_headers=True)
+        if self.options.with_blas:
+            self.requires("openblas/[>=0.3.21 <1]", transitive_headers=True, transitive_libs=True)
+
+    def validate(self):
+        check_min_cppstd(self, 20)
+
+    def package_id(self):
+        # Headers only: one package whatever the settings and options (with_blas only changes
+        # package_info, which Conan evaluates for each consumer).
+        self.info.clear()
+
+    def package(self):
+        copy(self, "*.hpp", src=os.path.join(self.source_folder, "include"),
+             dst=os.path.join(self.package_folder, "include"))
+        cmake_dir = os.path.join(self.package_folder, self._cmake_modules_dir)
+        copy(self, "adxFindCBLAS.cmake", src=os.path.join(self.source_folder, "cmake"), dst=cmake_dir)
+        copy(self, "*.cmake", src=os.path.join(self.source_folder, "cmake", "conan"), dst=cmake_dir)
+
+    @property
+    def _cmake_modules_dir(self):
+        return os.path.join("lib", "cmake", "adx-conan")
+
+    def package_info(self):
+        self.cpp_info.bindirs = []
+        self.cpp_info.libdirs = []
+        self.cpp_info.set_property("cmake_file_name", "adx")
+        self.cpp_info.set_property("cmake_target_name", "adx::adx")
+        self.cpp_info.set_property("pkg_config_name", "adx")
+        with_blas = bool(self.options.with_blas)
+        self.cpp_info.defines = [f"ADX_WITH_BLAS={int(with_blas)}"]
+        modules = ["adxConanBoost.cmake"] + (["adxConanCBLAS.cmake"] if with_blas else [])
+        self.cpp_info.set_property("cmake_build_modules",
+                                   [os.path.join(self._cmake_modules_dir, m) for m in modules])
