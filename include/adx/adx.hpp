@@ -1,9 +1,11 @@
 // adx: automatic differentiation for C++20. Includes every layer.
 #pragma once
 #include "adx/api/gradients.hpp"
+#include "adx/api/mindspore.hpp"
 #include "adx/api/scalar.hpp"
 #include "adx/core.hpp"
 #include "adx/forward.hpp"
+#include "adx/nn/layers.hpp"
 #include "adx/reverse.hpp"
 #include "adx/rules.hpp"
 #include "adx/tensor.hpp"

@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "adx/nn/parameter.hpp"
 #include "adx/reverse/var.hpp"
 #include "adx/tensor/elementwise.hpp"
 #include "adx/tensor/tensor.hpp"
@@ -65,10 +66,13 @@ struct is_std_vector : std::false_type {};
 template <class X, class A>
 struct is_std_vector<std::vector<X, A>> : std::true_type {};
 
-/// An expression evaluated (and recorded) into its active value; anything else as it is.
+/// An expression evaluated (and recorded) into its active value, a parameter as its tensor;
+/// anything else as it is.
 template <class X>
 auto to_active(X const& x) {
-  if constexpr (ad_expression<X>)
+  if constexpr (tensor_type<X>)
+    return tensor<typename X::value_type>(x);
+  else if constexpr (ad_expression<X>)
     return ad_type_t<X>(x);
   else if constexpr (tensor_operand<X> && !tensor_type<X>)
     return eval(x);
@@ -233,6 +237,71 @@ tensor<T> adjoints(tensor<var<T>> const& x) {
   return g;
 }
 
+namespace detail {
+
+/// Seeds plan with torch's checks on outputs and grad_outputs (`api` names the caller).
+template <class YA, class T, class YList, class G>
+void seed_torch_outputs(sweep_plan<T>& plan, YList const& ylist, std::vector<G> const& grad_outputs,
+                        std::string const& api) {
+  if (!grad_outputs.empty() && grad_outputs.size() != ylist.size())
+    throw value_error("adx: " + api + ": got " + std::to_string(ylist.size()) + " tensors and " +
+                      std::to_string(grad_outputs.size()) + " gradients");
+  for (std::size_t k = 0; k < ylist.size(); ++k) {
+    auto const& y = ylist[k];
+    bool requires_grad = false;
+    for (std::size_t i = 0; i < YA::size(y); ++i) requires_grad |= YA::at(y, i).index() != 0;
+    if (!requires_grad)
+      throw value_error("adx: " + api + ": element " + std::to_string(k) +
+                        " of tensors does not require grad and does not have a grad_fn");
+    if (grad_outputs.empty() && YA::size(y) != 1)
+      throw value_error("adx: " + api + ": grad can be implicitly created only for scalar outputs");
+    if constexpr (tensor_type<G>) {
+      if (!grad_outputs.empty() && grad_outputs[k].shape() != y.shape())
+        throw value_error("adx: " + api + ": Mismatch in shape: grad_output[" + std::to_string(k) +
+                          "] has a shape of " + grad_outputs[k].shape().str() + " and output[" + std::to_string(k) +
+                          "] has a shape of " + y.shape().str() + ".");
+    }
+    for (std::size_t i = 0; i < YA::size(y); ++i) {
+      T w = detail::constant<T>(1);
+      if (!grad_outputs.empty()) {
+        if constexpr (tensor_type<G>)
+          w = grad_outputs[k].data()[i];
+        else
+          w = grad_outputs[k];
+      }
+      plan.seeds.emplace_back(YA::at(y, i), w);
+    }
+  }
+}
+
+template <class Y, class G, class T>
+void backward_impl(Y const& tensors, std::vector<G> const& grad_tensors, std::optional<bool> retain_graph,
+                   bool create_graph, std::vector<parameter<T>*> const& leaves) {
+  using YA = active_of<list_item_t<Y>>;
+  auto const ylist = as_list(tensors);
+  sweep_plan<T> plan;
+  seed_torch_outputs<YA>(plan, ylist, grad_tensors, "autograd::backward");
+  plan.check_released = true;
+  plan.release = !retain_graph.value_or(create_graph);
+  plan.run();
+  auto& tp = tape<T>::current();
+  for (auto* p : leaves) {
+    if (!p->live()) continue;  // recorded in a recording that has ended: not in this graph
+    bool reached = false;
+    tensor<T> g(p->shape());
+    T* o = g.data();
+    for (std::size_t i = 0; i < p->size(); ++i) {
+      auto const& e = p->data()[i];
+      reached |= tp.reached(e.index());
+      T a = tp.adjoint(e.index(), e.epoch());
+      o[i] = create_graph ? a : adx::stop_gradient(a);
+    }
+    if (reached) p->accumulate_grad(g);
+  }
+}
+
+}  // namespace detail
+
 namespace autograd {
 
 /// torch.autograd.grad: one entry per input, sum over outputs of J^T grad_outputs. An input
@@ -250,36 +319,8 @@ auto grad(Y const& outputs, X const& inputs,
   auto const ylist = detail::as_list(outputs);
   auto const xlist0 = detail::as_list(inputs);
   if (xlist0.empty()) throw value_error("adx: autograd::grad: grad requires non-empty inputs.");
-  if (!grad_outputs.empty() && grad_outputs.size() != ylist.size())
-    throw value_error("adx: autograd::grad: got " + std::to_string(ylist.size()) + " tensors and " +
-                      std::to_string(grad_outputs.size()) + " gradients");
   detail::sweep_plan<T> plan;
-  for (std::size_t k = 0; k < ylist.size(); ++k) {
-    auto const& y = ylist[k];
-    bool requires_grad = false;
-    for (std::size_t i = 0; i < YA::size(y); ++i) requires_grad |= YA::at(y, i).index() != 0;
-    if (!requires_grad)
-      throw value_error("adx: autograd::grad: element " + std::to_string(k) +
-                        " of tensors does not require grad and does not have a grad_fn");
-    if (grad_outputs.empty() && YA::size(y) != 1)
-      throw value_error("adx: autograd::grad: grad can be implicitly created only for scalar outputs");
-    if constexpr (tensor_type<typename YA::grad>) {
-      if (!grad_outputs.empty() && grad_outputs[k].shape() != y.shape())
-        throw value_error("adx: autograd::grad: Mismatch in shape: grad_output[" + std::to_string(k) +
-                          "] has a shape of " + grad_outputs[k].shape().str() + " and output[" + std::to_string(k) +
-                          "] has a shape of " + y.shape().str() + ".");
-    }
-    for (std::size_t i = 0; i < YA::size(y); ++i) {
-      T w = detail::constant<T>(1);
-      if (!grad_outputs.empty()) {
-        if constexpr (tensor_type<typename YA::grad>)
-          w = grad_outputs[k].data()[i];
-        else
-          w = grad_outputs[k];
-      }
-      plan.seeds.emplace_back(YA::at(y, i), w);
-    }
-  }
+  detail::seed_torch_outputs<YA>(plan, ylist, grad_outputs, "autograd::grad");
   plan.check_released = true;
   plan.release = !retain_graph.value_or(create_graph);
 
@@ -316,6 +357,29 @@ auto grad(Y const& outputs, X const& inputs,
       out.emplace_back(std::nullopt);
   }
   return out;
+}
+
+/// torch.autograd.backward: sums (+=) the gradients of `tensors` (weighted by grad_tensors, which
+/// may be empty for one-element outputs) into .grad() of every parameter the sweep reaches, or
+/// only of `inputs`. Parameters the sweep does not reach keep their .grad() (torch's None stays
+/// None). retain_graph and create_graph as for autograd::grad.
+template <class Y>
+void backward(Y const& tensors,
+              std::vector<typename detail::active_of<detail::list_item_t<Y>>::grad> const& grad_tensors = {},
+              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false) {
+  using T = value_type_t<typename detail::active_of<detail::list_item_t<Y>>::element>;
+  detail::backward_impl(tensors, grad_tensors, retain_graph, create_graph, detail::parameter_registry<T>::leaves());
+}
+template <class Y, class T>
+void backward(Y const& tensors,
+              std::vector<typename detail::active_of<detail::list_item_t<Y>>::grad> const& grad_tensors,
+              std::optional<bool> retain_graph, bool create_graph, parameter_list<T> const& inputs) {
+  if (inputs.empty()) throw value_error("adx: autograd::backward: 'inputs' argument to backward() cannot be empty.");
+  std::vector<parameter<T>*> leaves;
+  for (auto const& r : inputs)
+    if (std::none_of(leaves.begin(), leaves.end(), [&](auto* q) { return q->same_leaf(r.get()); }))
+      leaves.push_back(&r.get());
+  detail::backward_impl(tensors, grad_tensors, retain_graph, create_graph, leaves);
 }
 
 }  // namespace autograd

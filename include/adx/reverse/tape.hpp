@@ -187,12 +187,18 @@ class tape {
   epoch_type epoch() const noexcept { return epoch_; }
   index_type size() const noexcept { return n_; }
 
+  /// Whether epoch e belongs to a recording that is still live on this tape (0: a constant).
+  bool is_live(epoch_type e) const noexcept {
+    if (e == epoch_ || e == 0) return true;
+    for (auto const& f : frames_)
+      if (f.epoch == e) return true;
+    return false;
+  }
   /// Throws unless epoch e belongs to a recording that is still live on this tape.
   void check_live(epoch_type e) const {
     if (e == epoch_ || e == 0) [[likely]]
       return;
-    for (auto const& f : frames_)
-      if (f.epoch == e) return;
+    if (is_live(e)) return;
     throw stale_variable_error(
         "adx: a var was used outside its recording: its tape was reset or its tape_scope ended after it was "
         "created, or it belongs to another thread's tape");

@@ -52,10 +52,12 @@ std::shared_ptr<S> allocate(std::size_t n) {
   return std::shared_ptr<S>(p, aligned_delete<S>{n});
 }
 
-template <class X>
-struct is_tensor : std::false_type {};
+// A tensor<S>, or a class derived from one (adx::parameter<T> is a tensor<var<T>>).
 template <class S>
-struct is_tensor<tensor<S>> : std::true_type {};
+std::true_type is_tensor_test(tensor<S> const*);
+std::false_type is_tensor_test(...);
+template <class X>
+struct is_tensor : decltype(is_tensor_test(static_cast<X const*>(nullptr))) {};
 
 /// Nested initializer lists of depth D over S.
 template <class S, std::size_t D>

@@ -1,0 +1,643 @@
+// adx: MindSpore's functional gradient APIs.
+//
+//   grad(fn, grad_position, weights, has_aux, return_ids)        mindspore.grad
+//   value_and_grad(fn, grad_position, weights, has_aux)           mindspore.value_and_grad
+//   grad_operation<{get_all, get_by_list, sens_param}>(fn[, w])   mindspore.ops.GradOperation
+//   get_grad<P>(gradients) / get_grad(gradients, parameter)       mindspore.get_grad
+//
+// Each returns a callable; calling it with fn's arguments runs fn once with the selected
+// arguments made independent variables, differentiates the sum of fn's outputs (each weighted
+// by ones, or by the sensitivity given with sens_param) in one sweep, and returns the gradients.
+//
+// What decides the result's type is given at compile time:
+//   grad_position  adx::position<P> (one gradient), adx::positions<P...> (a std::tuple of
+//                  gradients in that order; positions<P> alone is the same as position<P>), or
+//                  adx::none (no input gradients).
+//   has_aux, return_ids   adx::has_aux / adx::no_aux, adx::return_ids / adx::no_ids.
+// weights is adx::none, one parameter<T> (its gradient is a tensor<T>) or a parameter_list<T>
+// (a std::vector<tensor<T>> of gradients, like MindSpore's tuple).
+//
+// Result structures (MindSpore's tuples are std::tuple; a list of weights gives a vector):
+//   positions only     G  or  std::tuple<G1, G2, ...>
+//   weights only       tensor<T>  or  std::vector<tensor<T>>
+//   both               std::tuple<positions part, weights part>
+//   return_ids         each G becomes std::pair<int, G>, each weight's std::pair<std::string, tensor<T>>
+//   has_aux            std::tuple<gradients, std::tuple<aux outputs...>>: only the first output of fn
+//                      is differentiated; the others are returned as values
+// An argument of type tensor<S> has the gradient tensor<S>; a scalar S has S. When S is itself
+// an AD type (grad of grad), the gradients are differentiable.
+#pragma once
+
+#include <boost/hana/integral_constant.hpp>
+#include <boost/hana/tuple.hpp>
+#include <boost/mp11/algorithm.hpp>
+#include <boost/mp11/list.hpp>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "adx/api/gradients.hpp"
+#include "adx/nn/parameter.hpp"
+
+namespace adx {
+
+/// MindSpore's None for grad_position and weights.
+struct none_t {
+  friend constexpr bool operator==(none_t, none_t) noexcept { return true; }
+};
+inline constexpr none_t none{};
+
+/// grad_position = P (one gradient) and grad_position = (P...) (a tuple of gradients).
+template <int P>
+inline constexpr boost::hana::int_<P> position{};
+template <int... P>
+inline constexpr auto positions = boost::hana::tuple_c<int, P...>;
+
+/// has_aux and return_ids, as compile-time flags (they change the result's type).
+inline constexpr std::true_type has_aux{};
+inline constexpr std::false_type no_aux{};
+inline constexpr std::true_type return_ids{};
+inline constexpr std::false_type no_ids{};
+
+/// GradOperation's three flags.
+struct grad_options {
+  bool get_all = false;
+  bool get_by_list = false;
+  bool sens_param = false;
+};
+
+namespace detail {
+
+namespace mp = boost::mp11;
+
+// ---- grad_position: a compile-time list of positions ---------------------------------------
+
+template <class P>
+struct position_spec {
+  static_assert(sizeof(P) == 0,
+                "adx: grad_position must be int or tuple: write adx::position<N>, adx::positions<N...> or adx::none "
+                "(the positions are compile-time constants because they decide the result's type)");
+};
+template <class I, I P>
+struct position_spec<std::integral_constant<I, P>> {
+  static_assert(std::is_integral_v<I> && !std::is_same_v<I, bool>, "adx: grad_position must be int or tuple");
+  using list = mp::mp_list<mp::mp_int<static_cast<int>(P)>>;
+  static constexpr bool single = true;
+};
+template <class I, I P>
+struct position_spec<boost::hana::integral_constant<I, P>> : position_spec<std::integral_constant<I, P>> {};
+template <class... P>
+struct position_spec<boost::hana::tuple<P...>> {
+  using list = mp::mp_append<typename position_spec<P>::list...>;
+  static constexpr bool single = sizeof...(P) == 1;  // (p,) is the same as p
+};
+template <class... P>
+struct position_spec<std::tuple<P...>> : position_spec<boost::hana::tuple<P...>> {};
+template <>
+struct position_spec<none_t> {
+  using list = mp::mp_list<>;
+  static constexpr bool single = false;
+};
+
+template <class L>
+constexpr bool positions_nonnegative() {
+  bool ok = true;
+  mp::mp_for_each<L>([&](auto p) { ok = ok && decltype(p)::value >= 0; });
+  return ok;
+}
+
+template <class Pos, class W>
+constexpr void check_grad_arguments() {
+  using spec = position_spec<Pos>;
+  static_assert(!(std::is_same_v<Pos, none_t> && std::is_same_v<W, none_t>),
+                "adx: `grad_position` and `weight` can not be None at the same time.");
+  static_assert(std::is_same_v<Pos, none_t> || mp::mp_size<typename spec::list>::value > 0,
+                "adx: grad_position is an empty tuple: select at least one position (MindSpore: RuntimeError)");
+  static_assert(positions_nonnegative<typename spec::list>(), "adx: grad_position must be >= 0.");
+  static_assert(mp::mp_is_set<typename spec::list>::value,
+                "adx: There are duplicate positions in `grad_position`, please check it");
+}
+
+template <class F>
+constexpr bool flag_value() {
+  static_assert(
+      requires { std::bool_constant<F::value>{}; },
+      "adx: has_aux and return_ids are compile-time flags (they change the result's type): pass adx::has_aux "
+      "or adx::no_aux, adx::return_ids or adx::no_ids");
+  return F::value;
+}
+
+// ---- the weights --------------------------------------------------------------------------
+
+template <class W>
+struct weights_spec;  // none, one parameter, or a list
+template <>
+struct weights_spec<none_t> {
+  using element = void;
+  static constexpr bool any = false;
+  template <class T>
+  static std::vector<parameter<T>*> all(none_t const&) {
+    return {};
+  }
+};
+template <class T>
+struct weights_spec<parameter<T>> {
+  using element = T;
+  static constexpr bool any = true;
+  template <class>
+  static std::vector<parameter<T>*> all(parameter<T> const& p) {
+    return {const_cast<parameter<T>*>(&p)};
+  }
+};
+template <class T>
+struct weights_spec<parameter_list<T>> {
+  using element = T;
+  static constexpr bool any = true;
+  template <class>
+  static std::vector<parameter<T>*> all(parameter_list<T> const& l) {
+    std::vector<parameter<T>*> out;
+    for (auto const& r : l) out.push_back(&r.get());
+    return out;
+  }
+};
+
+// ---- arguments: lifting the selected ones -------------------------------------------------
+
+template <class X>
+struct arg_scalar {
+  using type = X;  // a scalar argument
+};
+template <class S>
+struct arg_scalar<tensor<S>> {
+  using type = S;
+};
+template <class X>
+using arg_scalar_t = typename arg_scalar<std::remove_cvref_t<X>>::type;
+
+template <class X>
+constexpr bool differentiable_arg() {
+  using S = arg_scalar_t<X>;
+  return std::is_floating_point_v<S> || ad_scalar<S>;
+}
+
+/// The selected argument made independent variables at the call's level S: tensor<U> ->
+/// tensor<var<S>> (U is S, or a lower level taken to S as a constant).
+template <class S, class X>
+auto lift(X const& x) {
+  static_assert(differentiable_arg<X>(),
+                "adx: grad_position selects an argument that is not floating point (only tensors and scalars of "
+                "floating-point or AD type can require gradients)");
+  if constexpr (tensor_type<X>) {
+    tensor<var<S>> t(x.shape());
+    var<S>* o = t.data();
+    for (std::size_t i = 0; i < x.size(); ++i) o[i] = var<S>(to_value<S>(x.data()[i]));
+    return t;
+  } else {
+    return var<S>(to_value<S>(x));
+  }
+}
+
+/// The gradient of a lifted argument, read from the tape after the sweep.
+template <class S>
+S gradient_of(var<S> const& v) {
+  return tape<S>::current().adjoint(v.index(), v.epoch());
+}
+template <class S>
+tensor<S> gradient_of(tensor<var<S>> const& t) {
+  tensor<S> g(t.shape());
+  S* o = g.data();
+  auto& tp = tape<S>::current();
+  for (std::size_t i = 0; i < t.size(); ++i) o[i] = tp.adjoint(t.data()[i].index(), t.data()[i].epoch());
+  return g;
+}
+
+/// A value with the tape level S taken off (outputs returned as values, aux outputs).
+template <class S, class X>
+auto output_value(X const& x0) {
+  auto const x = to_active(x0);
+  using A = std::remove_cvref_t<decltype(x)>;
+  if constexpr (std::is_same_v<A, var<S>>)
+    return x.value();
+  else if constexpr (std::is_same_v<A, tensor<var<S>>>)
+    return x.values();
+  else
+    return x;
+}
+
+template <class X>
+struct is_tuple_like : std::false_type {};
+template <class... X>
+struct is_tuple_like<std::tuple<X...>> : std::true_type {};
+template <class A, class B>
+struct is_tuple_like<std::pair<A, B>> : std::true_type {};
+
+/// fn's outputs as a std::tuple.
+template <class O>
+auto outputs_tuple(O&& o) {
+  if constexpr (is_tuple_like<std::remove_cvref_t<O>>::value)
+    return std::apply([](auto&&... e) { return std::make_tuple(to_active(e)...); }, o);
+  else
+    return std::make_tuple(to_active(o));
+}
+
+/// Seeds the sweep with output y weighted by w (ones when w is absent); y not active at level
+/// S (a constant of fn) adds nothing.
+template <class S, class Y, class Wt>
+void seed_output(sweep_plan<S>& plan, Y const& y, Wt const* w, std::size_t k) {
+  if constexpr (std::is_same_v<Y, var<S>>) {
+    S wk = constant<S>(1);
+    if (w) {
+      if constexpr (std::is_same_v<Wt, tensor<S>>) {
+        if (w->size() != 1)
+          throw value_error("adx: sens for output " + std::to_string(k) + " has shape " + w->shape().str() +
+                            " and the output is a scalar");
+        wk = w->data()[0];
+      } else {
+        wk = S(*w);
+      }
+    }
+    if (y.index()) plan.seeds.emplace_back(y, wk);
+  } else if constexpr (std::is_same_v<Y, tensor<var<S>>>) {
+    if (w) {
+      if constexpr (std::is_same_v<Wt, tensor<S>>) {
+        if (w->shape() != y.shape())
+          throw value_error("adx: sens for output " + std::to_string(k) + " has shape " + w->shape().str() +
+                            " and the output has shape " + y.shape().str());
+      } else {
+        static_assert(sizeof(Wt) == 0, "adx: the sens for a tensor output must be a tensor of the output's shape");
+      }
+    }
+    for (std::size_t i = 0; i < y.size(); ++i)
+      if (y.data()[i].index()) {
+        S wk = constant<S>(1);
+        if constexpr (std::is_same_v<Wt, tensor<S>>)
+          if (w) wk = w->data()[i];
+        plan.seeds.emplace_back(y.data()[i], wk);
+      }
+  }
+  // any other output (a constant of fn, an argument passed through) contributes nothing
+}
+
+/// Pushes a recording on tape<S> alone for the call (the tapes below keep what the sweep
+/// records there, so gradients of nested types stay differentiable after it).
+template <class S>
+struct frame_guard {
+  frame_guard() { tape<S>::current().push_frame(); }
+  frame_guard(frame_guard const&) = delete;
+  frame_guard& operator=(frame_guard const&) = delete;
+  ~frame_guard() { tape<S>::current().pop_frame(); }
+};
+
+template <class A, class B>
+using higher_level = std::conditional_t<(level_v<B> > level_v<A>), B, A>;
+
+/// The tape level S of a call: the scalar type of the selected arguments (or of the weights),
+/// raised to the highest AD level among all arguments, so that inside grad(grad(f)) an argument
+/// the outer call made active is differentiated at its own level and the inner gradient stays
+/// differentiable.
+template <class PosList, class W, class... Args>
+struct call_level {
+  template <class P>
+  using arg_at = arg_scalar_t<mp::mp_at_c<mp::mp_list<Args...>, P::value>>;
+  using from_args = mp::mp_transform<arg_at, PosList>;
+  using from_weights =
+      std::conditional_t<weights_spec<W>::any, mp::mp_list<typename weights_spec<W>::element>, mp::mp_list<>>;
+  using selected = mp::mp_append<from_args, from_weights>;
+  using type = mp::mp_fold<mp::mp_list<arg_scalar_t<Args>...>,
+                           mp::mp_fold<selected, mp::mp_front<selected>, higher_level>, higher_level>;
+  template <class X>
+  using fits = mp::mp_bool < std::is_same_v<X, type> ||
+               level_v<X><level_v<type> || (std::is_arithmetic_v<X> && std::is_arithmetic_v<type>)>;
+  static_assert(mp::mp_all_of<from_args, fits>::value,
+                "adx: the differentiated arguments mix AD types of one nesting level (say dual<double> and "
+                "var<double>); make them one type");
+  static_assert(!weights_spec<W>::any || std::is_same_v<typename weights_spec<W>::element, type>,
+                "adx: weights are parameter<T> with T the scalar type of the arguments (parameters are not lifted "
+                "to a nested level: differentiate nested calls with respect to arguments)");
+};
+
+template <class L>
+constexpr auto position_array() {
+  std::array<int, mp::mp_size<L>::value> a{};
+  std::size_t k = 0;
+  mp::mp_for_each<L>([&](auto p) { a[k++] = decltype(p)::value; });
+  return a;
+}
+
+template <int I, class L>
+constexpr bool is_selected() {
+  return mp::mp_contains<L, mp::mp_int<I>>::value;
+}
+
+template <class Values, class In, class G>
+struct call_result {
+  Values values;
+  In inputs;
+  std::vector<G> weights;
+  std::vector<std::string> names;
+};
+
+/// One call of a gradient function. Returns (fn's outputs as values, input gradients as a
+/// tuple in position order, weight gradients).
+template <class PosList, class W, bool Aux, class F, class SensT, class... Args, std::size_t... I>
+auto differentiate(F const& fn, W const& weights, SensT const* sens, std::index_sequence<I...>, Args const&... args) {
+  mp::mp_for_each<PosList>([](auto p) {
+    static_assert(decltype(p)::value < static_cast<int>(sizeof...(Args)),
+                  "adx: grad_position selects a position beyond fn's arguments (MindSpore: IndexError)");
+  });
+  using S = typename call_level<PosList, W, Args...>::type;
+  parameter_registry<S>::refresh_all();
+  std::vector<parameter<S>*> const wlist = weights_spec<W>::template all<S>(weights);
+  frame_guard<S> frame;
+
+  auto const arg_tuple = std::forward_as_tuple(args...);
+  auto pick = [&]<std::size_t K>(std::integral_constant<std::size_t, K>) -> decltype(auto) {
+    if constexpr (is_selected<static_cast<int>(K), PosList>())
+      return lift<S>(std::get<K>(arg_tuple));
+    else
+      return std::cref(std::get<K>(arg_tuple));
+  };
+  auto lifted = std::make_tuple(pick(std::integral_constant<std::size_t, I>{})...);
+  auto unwrap = []<class X>(X const& x) -> decltype(auto) {
+    if constexpr (requires { x.get(); } && !tensor_type<X> && !ad_scalar<X>)
+      return x.get();
+    else
+      return (x);
+  };
+  auto outs = outputs_tuple(fn(unwrap(std::get<I>(lifted))...));
+  constexpr std::size_t n_out = std::tuple_size_v<decltype(outs)>;
+  static_assert(!Aux || n_out >= 2, "adx: When 'has_aux' is True, origin 'fn' requires more than one outputs.");
+
+  sweep_plan<S> plan;
+  mp::mp_for_each<mp::mp_iota_c<Aux ? 1 : n_out>>([&](auto k) {
+    constexpr std::size_t K = decltype(k)::value;
+    using Y = std::tuple_element_t<K, decltype(outs)>;
+    if constexpr (std::is_same_v<SensT, void>) {
+      seed_output<S, Y, tensor<S>>(plan, std::get<K>(outs), nullptr, K);
+    } else if constexpr (is_tuple_like<SensT>::value) {
+      static_assert(std::tuple_size_v<SensT> == n_out, "adx: sens must have one entry per output of fn");
+      auto const& w = std::get<K>(*sens);
+      seed_output<S, Y, std::remove_cvref_t<decltype(w)>>(plan, std::get<K>(outs), &w, K);
+    } else {
+      static_assert(n_out == 1, "adx: fn has several outputs: sens must be a std::tuple with one entry per output");
+      seed_output<S, Y, SensT>(plan, std::get<K>(outs), sens, K);
+    }
+  });
+  if (!plan.seeds.empty()) plan.run();
+
+  auto in = [&]<class... P>(mp::mp_list<P...>) {
+    return std::make_tuple(gradient_of(std::get<P::value>(lifted))...);
+  }(PosList{});
+  std::vector<tensor<S>> wg;
+  for (auto* p : wlist) wg.push_back(gradient_of(static_cast<tensor<var<S>> const&>(*p)));
+  auto values = std::apply([](auto const&... o) { return std::make_tuple(output_value<S>(o)...); }, outs);
+  std::vector<std::string> names;
+  for (auto* p : wlist) names.push_back(p->name());
+  return call_result{std::move(values), std::move(in), std::move(wg), std::move(names)};
+}
+
+// ---- assembling MindSpore's result structures ---------------------------------------------
+
+template <class PosList, bool Single, bool Ids, class In>
+auto input_part(In&& in) {
+  constexpr auto pos = position_array<PosList>();
+  auto with_id = [&]<std::size_t K>(std::integral_constant<std::size_t, K>) {
+    if constexpr (Ids)
+      return std::make_pair(pos[K], std::move(std::get<K>(in)));
+    else
+      return std::move(std::get<K>(in));
+  };
+  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    if constexpr (Single)
+      return with_id(std::integral_constant<std::size_t, 0>{});
+    else
+      return std::make_tuple(with_id(std::integral_constant<std::size_t, K>{})...);
+  }
+  (std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<In>>>{});
+}
+
+template <class W, bool Ids, class G>
+auto weight_part(std::vector<G>&& wg, std::vector<std::string> const& names) {
+  if constexpr (std::is_same_v<W, none_t>) {
+    return std::tuple<>{};
+  } else if constexpr (!std::is_same_v<W, parameter_list<typename weights_spec<W>::element>>) {  // one parameter
+    if constexpr (Ids)
+      return std::make_pair(names[0], std::move(wg[0]));
+    else
+      return std::move(wg[0]);
+  } else if constexpr (Ids) {
+    std::vector<std::pair<std::string, G>> out;
+    for (std::size_t i = 0; i < wg.size(); ++i) out.emplace_back(names[i], std::move(wg[i]));
+    return out;
+  } else {
+    return std::move(wg);
+  }
+}
+
+template <class Values>
+auto value_part(Values&& v) {
+  if constexpr (std::tuple_size_v<std::remove_cvref_t<Values>> == 1)
+    return std::move(std::get<0>(v));
+  else
+    return std::move(v);
+}
+template <class Values>
+auto aux_part(Values&& v) {
+  return [&]<std::size_t... K>(std::index_sequence<K...>) { return std::make_tuple(std::move(std::get<K + 1>(v))...); }
+  (std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<Values>> - 1>{});
+}
+
+/// The function mindspore.grad / value_and_grad return.
+template <class F, class Pos, class W, bool Aux, bool Ids, bool WithValue>
+class grad_function {
+ public:
+  grad_function(F fn, W weights) : fn_(std::move(fn)), weights_(std::move(weights)) {}
+
+  template <class... Args>
+  auto operator()(Args const&... args) const {
+    using spec = position_spec<Pos>;
+    using PosList = typename spec::list;
+    auto r =
+        differentiate<PosList, W, Aux, F, void>(fn_, weights_, nullptr, std::index_sequence_for<Args...>{}, args...);
+    auto grads = [&] {
+      if constexpr (std::is_same_v<Pos, none_t>)
+        return weight_part<W, Ids>(std::move(r.weights), r.names);
+      else if constexpr (std::is_same_v<W, none_t>)
+        return input_part<PosList, spec::single, Ids>(std::move(r.inputs));
+      else
+        return std::make_tuple(input_part<PosList, spec::single, Ids>(std::move(r.inputs)),
+                               weight_part<W, Ids>(std::move(r.weights), r.names));
+    }();
+    if constexpr (WithValue)
+      return std::make_tuple(value_part(std::move(r.values)), std::move(grads));
+    else if constexpr (Aux)
+      return std::make_tuple(std::move(grads), aux_part(std::move(r.values)));
+    else
+      return grads;
+  }
+
+ private:
+  F fn_;
+  W weights_;
+};
+
+/// The function GradOperation(...)(fn[, weights]) returns.
+template <grad_options O, class F, class W>
+class grad_operation_function {
+ public:
+  grad_operation_function(F fn, W weights) : fn_(std::move(fn)), weights_(std::move(weights)) {}
+
+  template <class... A>
+  auto operator()(A const&... a) const {
+    constexpr std::size_t n_args = sizeof...(A) - (O.sens_param ? 1 : 0);
+    static_assert(!O.sens_param || sizeof...(A) >= 1,
+                  "adx: GradOperation with sens_param takes the sensitivity as the last argument");
+    auto const all = std::forward_as_tuple(a...);
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      using PosList = std::conditional_t<O.get_all, mp::mp_list<mp::mp_int<static_cast<int>(I)>...>,
+                                         mp::mp_take_c<mp::mp_list<mp::mp_int<0>>, (n_args > 0 ? 1 : 0)>>;
+      using Wc = std::conditional_t<O.get_by_list, W, none_t>;
+      if constexpr (mp::mp_empty<PosList>::value && std::is_same_v<Wc, none_t>) {
+        return std::tuple<>{};  // nothing to differentiate: MindSpore's ()
+      } else {
+        Wc const* wp = nullptr;
+        if constexpr (O.get_by_list)
+          wp = &weights_;
+        else
+          wp = &detail_none;
+        using SensT = mp::mp_eval_if_c<!O.sens_param, void, mp::mp_back, mp::mp_list<A...>>;
+        SensT const* sens = nullptr;
+        if constexpr (O.sens_param) sens = &std::get<sizeof...(A) - 1>(all);
+        auto r = differentiate<PosList, Wc, false, F, SensT>(fn_, *wp, sens, std::index_sequence<I...>{},
+                                                             std::get<I>(all)...);
+        if constexpr (!O.get_by_list)
+          return input_part<PosList, !O.get_all, false>(std::move(r.inputs));
+        else if constexpr (!O.get_all)
+          return weight_part<W, false>(std::move(r.weights), r.names);
+        else
+          return std::make_tuple(input_part<PosList, false, false>(std::move(r.inputs)),
+                                 weight_part<W, false>(std::move(r.weights), r.names));
+      }
+    }
+    (std::make_index_sequence<n_args>{});
+  }
+
+ private:
+  static constexpr none_t detail_none{};
+  F fn_;
+  W weights_;
+};
+
+template <grad_options O>
+struct grad_operation_t {
+  template <class F>
+  auto operator()(F fn) const {
+    static_assert(!O.get_by_list,
+                  "adx: GradOperation(get_by_list=True) needs the weights: grad_operation<...>(fn, "
+                  "weights)");
+    return grad_operation_function<O, F, none_t>(std::move(fn), none);
+  }
+  template <class F, class W>
+  auto operator()(F fn, W weights) const {
+    (void)weights_spec<W>::any;
+    return grad_operation_function<O, F, W>(std::move(fn), std::move(weights));
+  }
+};
+
+}  // namespace detail
+
+/// mindspore.grad: a function computing the gradients of fn (see the file comment for the
+/// result structures). grad(fn) differentiates with respect to the first argument.
+template <class F, class Pos = boost::hana::int_<0>, class W = none_t, class Aux = std::false_type,
+          class Ids = std::false_type>
+auto grad(F fn, Pos = {}, W weights = {}, Aux = {}, Ids = {}) {
+  detail::check_grad_arguments<Pos, W>();
+  (void)detail::weights_spec<W>::any;
+  return detail::grad_function<F, Pos, W, detail::flag_value<Aux>(), detail::flag_value<Ids>(), false>(
+      std::move(fn), std::move(weights));
+}
+
+/// mindspore.value_and_grad: like grad, returning std::tuple(fn's outputs as values, gradients);
+/// with several outputs (has_aux) the value is the tuple of all of them.
+template <class F, class Pos = boost::hana::int_<0>, class W = none_t, class Aux = std::false_type>
+auto value_and_grad(F fn, Pos = {}, W weights = {}, Aux = {}) {
+  detail::check_grad_arguments<Pos, W>();
+  (void)detail::weights_spec<W>::any;
+  return detail::grad_function<F, Pos, W, detail::flag_value<Aux>(), false, true>(std::move(fn), std::move(weights));
+}
+
+/// mindspore.ops.GradOperation: grad_operation<grad_options{.get_all = true}>(fn)(x, y).
+template <grad_options O = grad_options{}>
+inline constexpr detail::grad_operation_t<O> grad_operation{};
+
+/// mindspore.get_grad for a return_ids result: the gradient of input `position`.
+template <class Grads>
+auto get_grad(Grads const& grads, int position);
+/// mindspore.get_grad for a return_ids result: the gradient of parameter p.
+template <class Grads, class T>
+tensor<T> get_grad(Grads const& grads, parameter<T> const& p);
+
+namespace detail {
+
+template <class X>
+struct id_pairs {
+  using positions = mp::mp_list<>;  // the G of every pair<int, G>
+};
+template <class G>
+struct id_pairs<std::pair<int, G>> {
+  using positions = mp::mp_list<G>;
+};
+template <class... X>
+struct id_pairs<std::tuple<X...>> {
+  using positions = mp::mp_append<typename id_pairs<X>::positions...>;
+};
+
+template <class G, class X, class Found>
+void find_position(X const& x, int position, Found& found) {
+  if constexpr (std::is_same_v<X, std::pair<int, G>>) {
+    if (!found && x.first == position) found = x.second;
+  } else if constexpr (is_tuple_like<X>::value) {
+    std::apply([&](auto const&... e) { (find_position<G>(e, position, found), ...); }, x);
+  }
+}
+template <class T, class X>
+void find_parameter(X const& x, std::string const& name, std::optional<tensor<T>>& found) {
+  if constexpr (std::is_same_v<X, std::pair<std::string, tensor<T>>>) {
+    if (!found && x.first == name) found = x.second;
+  } else if constexpr (std::is_same_v<X, std::vector<std::pair<std::string, tensor<T>>>>) {
+    for (auto const& e : x) find_parameter<T>(e, name, found);
+  } else if constexpr (is_tuple_like<X>::value) {
+    std::apply([&](auto const&... e) { (find_parameter<T>(e, name, found), ...); }, x);
+  }
+}
+
+}  // namespace detail
+
+template <class Grads>
+auto get_grad(Grads const& grads, int position) {
+  using found_types = detail::mp::mp_unique<typename detail::id_pairs<Grads>::positions>;
+  static_assert(detail::mp::mp_size<found_types>::value == 1,
+                "adx: get_grad by position needs a return_ids result whose input gradients all have one type");
+  using G = detail::mp::mp_front<found_types>;
+  std::optional<G> found;
+  detail::find_position<G>(grads, position, found);
+  if (!found)
+    throw value_error("adx: get_grad: position " + std::to_string(position) +
+                      " is not in the gradients (they must come from grad(..., return_ids))");
+  return *found;
+}
+
+template <class Grads, class T>
+tensor<T> get_grad(Grads const& grads, parameter<T> const& p) {
+  std::optional<tensor<T>> found;
+  detail::find_parameter<T>(grads, p.name(), found);
+  if (!found)
+    throw value_error("adx: get_grad: parameter '" + p.name() +
+                      "' is not in the gradients (they must come from grad(..., weights, ..., return_ids))");
+  return *found;
+}
+
+}  // namespace adx

@@ -1,0 +1,83 @@
+// adx: a few building blocks for small networks, written with the public tensor operations so
+// that they differentiate in every mode: a dense (fully connected) layer and two losses.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "adx/nn/parameter.hpp"
+#include "adx/tensor/elementwise.hpp"
+#include "adx/tensor/linalg.hpp"
+#include "adx/tensor/reduce.hpp"
+
+namespace adx::nn {
+
+/// Values uniform in [-bound, bound) from a seeded mt19937_64, the same on every platform (the
+/// standard distributions are not specified bit for bit, so they are not used here).
+template <class T>
+tensor<T> uniform_init(shape const& sh, double bound, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  tensor<T> t(sh);
+  T* p = t.data();
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    double const u = static_cast<double>(gen() >> 11) * 0x1p-53;  // [0, 1) with 53 random bits
+    p[i] = static_cast<T>((2 * u - 1) * bound);
+  }
+  return t;
+}
+
+/// A fully connected layer, y = x W^T + b, as MindSpore's nn.Dense and torch's nn.Linear:
+/// weight of shape [out, in], bias of shape [out], x of shape [..., in] (rank 1 or 2).
+/// Initialised deterministically: uniform in +-1/sqrt(in) from `seed` (bias from seed + 1).
+/// The parameters are named "<name>.weight" and "<name>.bias".
+template <class T = double>
+class dense {
+ public:
+  dense(std::size_t in, std::size_t out, std::uint64_t seed = 0, bool has_bias = true,
+        std::string const& name = "dense")
+      : weight(uniform_init<T>(shape{out, in}, 1 / std::sqrt(static_cast<double>(in)), seed), name + ".weight"),
+        bias(has_bias ? uniform_init<T>(shape{out}, 1 / std::sqrt(static_cast<double>(in)), seed + 1)
+                      : tensor<T>(shape{0}),
+             name + ".bias"),
+        has_bias_(has_bias) {
+    if (in == 0 || out == 0) throw value_error("adx: nn::dense: in and out must be positive");
+  }
+
+  template <tensor_operand X>
+  auto operator()(X const& x) const {
+    auto const y = matmul(x, weight.transpose());
+    using Y = std::remove_cvref_t<decltype(y)>;
+    if (has_bias_) return Y(y + bias);
+    return y;
+  }
+
+  parameter_list<T> trainable_params() {
+    if (has_bias_) return {weight, bias};
+    return {weight};
+  }
+
+  parameter<T> weight;
+  parameter<T> bias;
+
+ private:
+  bool has_bias_;
+};
+
+/// The mean of the squared differences (MindSpore's nn.MSELoss and torch's mse_loss with
+/// reduction "mean"); the shapes broadcast.
+template <tensor_operand P, class L>
+auto mse_loss(P const& prediction, L const& target) {
+  auto const d = eval(prediction - target);
+  return mean(d * d);
+}
+
+/// Softmax cross-entropy of logits [N, C] against target probabilities [N, C] (one-hot or
+/// soft labels), averaged over the batch: mean_n(-sum_c target * log_softmax(logits)).
+template <tensor_operand X, tensor_operand L>
+auto softmax_cross_entropy(X const& logits, L const& target) {
+  return -mean(sum(target * log_softmax(logits, -1), -1));
+}
+
+}  // namespace adx::nn

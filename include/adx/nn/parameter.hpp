@@ -1,0 +1,178 @@
+// adx: named trainable tensors, what torch calls a leaf that requires grad and MindSpore a
+// Parameter.
+//
+// A parameter<T> IS a tensor<var<T>> whose elements are independent variables, so a model uses
+// it in expressions like any tensor. It adds a name (MindSpore's return_ids reports it), a
+// .grad() that autograd::backward accumulates into, and assign() for an optimiser's step.
+//
+// Copies are aliases: a copy of a parameter is the same leaf (the same variables, name and
+// gradient), as a second Python reference to one Parameter is. So a model may hold, pass and
+// return its parameters by value (adx::grad keeps a copy of the model) without losing their
+// gradients. assign() and refresh() therefore write into the shared elements in place, and a
+// plain tensor copied from a parameter follows them too.
+//
+// A parameter's variables live on the thread's tape<T> in the recording that was current when
+// they were made. The gradient APIs make them independent variables again (refresh) when that
+// recording has ended, for example when the parameter was made inside a tape_scope that is over.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "adx/core/error.hpp"
+#include "adx/reverse/var.hpp"
+#include "adx/tensor/elementwise.hpp"
+#include "adx/tensor/tensor.hpp"
+
+namespace adx {
+
+template <class T>
+class parameter;
+
+namespace detail {
+
+/// The calling thread's parameters of element type T (backward accumulates into them).
+template <class T>
+struct parameter_registry {
+  static std::vector<parameter<T>*>& list() {
+    thread_local std::vector<parameter<T>*> live;
+    return live;
+  }
+  static void add(parameter<T>* p) { list().push_back(p); }
+  static void remove(parameter<T>* p) {
+    auto& l = list();
+    l.erase(std::remove(l.begin(), l.end(), p), l.end());
+  }
+  /// Gives every parameter whose recording has ended new independent variables.
+  static void refresh_all() {
+    for (auto* p : list()) p->refresh();
+  }
+  /// The registered parameters with one entry per leaf (aliases share a leaf).
+  static std::vector<parameter<T>*> leaves() {
+    std::vector<parameter<T>*> out;
+    for (auto* p : list())
+      if (std::none_of(out.begin(), out.end(), [p](auto* q) { return q->same_leaf(*p); })) out.push_back(p);
+    return out;
+  }
+};
+
+}  // namespace detail
+
+template <class T>
+class parameter : public tensor<var<T>> {
+  using base = tensor<var<T>>;
+
+ public:
+  /// A parameter holding `value` (its elements become independent variables), named `name`.
+  explicit parameter(tensor<T> const& value, std::string name = {})
+      : base(value), leaf_(std::make_shared<leaf>(leaf{std::move(name), {}})) {
+    detail::parameter_registry<T>::add(this);
+  }
+  /// A rank-0 parameter (torch.tensor(2.0, requires_grad=True)).
+  explicit parameter(T const& value, std::string name = {}) : parameter(tensor<T>::scalar(value), std::move(name)) {}
+
+  /// The same leaf under a second name in C++: same variables, name and gradient.
+  parameter(parameter const& o) : base(o), leaf_(o.leaf_) { detail::parameter_registry<T>::add(this); }
+  parameter& operator=(parameter const& o) {
+    base::operator=(o);
+    leaf_ = o.leaf_;
+    return *this;
+  }
+  ~parameter() { detail::parameter_registry<T>::remove(this); }
+
+  // A leaf that requires grad cannot be changed in place by an expression (torch refuses it
+  // too); new values go through assign().
+  template <class X>
+  parameter& operator=(X const&) requires(!std::is_same_v<X, parameter>) {
+    static_assert(sizeof(X) == 0,
+                  "adx: a parameter is a leaf that requires grad and cannot be assigned an expression in place; "
+                  "use p.assign(new_values) (torch: a leaf Variable that requires grad is being used in an in-place "
+                  "operation)");
+    return *this;
+  }
+  template <class X>
+  parameter& operator+=(X const& x) {
+    return *this = x;
+  }
+  template <class X>
+  parameter& operator-=(X const& x) {
+    return *this = x;
+  }
+  template <class X>
+  parameter& operator*=(X const& x) {
+    return *this = x;
+  }
+  template <class X>
+  parameter& operator/=(X const& x) {
+    return *this = x;
+  }
+
+  std::string const& name() const noexcept { return leaf_->name; }
+  /// Whether p is this parameter or a copy of it.
+  bool same_leaf(parameter const& p) const noexcept { return leaf_ == p.leaf_; }
+  /// The current values.
+  tensor<T> value() const { return this->values(); }
+
+  /// What backward accumulated so far (empty before the first backward that reached it, as
+  /// torch's None).
+  std::optional<tensor<T>> const& grad() const noexcept { return leaf_->grad; }
+  /// Forgets the accumulated gradient (torch's zero_grad(set_to_none=True)).
+  void zero_grad() noexcept { leaf_->grad.reset(); }
+  /// Adds g to the accumulated gradient (g has the parameter's shape).
+  void accumulate_grad(tensor<T> const& g) {
+    if (g.shape() != this->shape())
+      detail::throw_shape_error("parameter::accumulate_grad", "", this->shape(), g.shape());
+    auto& acc = leaf_->grad;
+    if (acc)
+      *acc = eval(*acc + g);
+    else
+      acc = g;
+  }
+
+  /// New values for the same leaf (an optimiser's step): the variables keep their identity.
+  void assign(tensor<T> const& v) {
+    if (v.shape() != this->shape()) detail::throw_shape_error("parameter::assign", "", this->shape(), v.shape());
+    refresh();
+    var<T>* e = shared_elements();
+    for (std::size_t i = 0; i < v.size(); ++i) e[i] = var<T>::recorded(v.data()[i], e[i].index(), e[i].epoch());
+  }
+
+  /// Whether the variables belong to a recording that is still live on this thread's tape.
+  bool live() const { return this->size() == 0 || tape<T>::current().is_live(this->data()[0].epoch()); }
+  /// Makes the elements independent variables on the current tape again if their recording
+  /// ended (values kept).
+  void refresh() {
+    if (live()) return;
+    var<T>* e = shared_elements();
+    for (std::size_t i = 0; i < this->size(); ++i) e[i] = var<T>(e[i].value());
+  }
+
+ private:
+  struct leaf {
+    std::string name;
+    std::optional<tensor<T>> grad;
+  };
+  // The elements every alias sees (bypasses copy-on-write on purpose: see the file comment).
+  var<T>* shared_elements() const { return const_cast<var<T>*>(base::data()); }
+
+  std::shared_ptr<leaf> leaf_;
+};
+
+/// The parameters of a model, by reference (MindSpore's ParameterTuple, what a model's
+/// trainable_params() returns).
+template <class T>
+using parameter_list = std::vector<std::reference_wrapper<parameter<T>>>;
+
+/// The concatenation of parameter lists (a model made of layers lists all their parameters).
+template <class T, class... L>
+parameter_list<T> concat(parameter_list<T> first, L const&... rest) {
+  (first.insert(first.end(), rest.begin(), rest.end()), ...);
+  return first;
+}
+
+}  // namespace adx
