@@ -25,4 +25,10 @@ class gradient_error : public error {
   using error::error;
 };
 
+/// A bad argument to a gradient API (tf's ValueError, torch's RuntimeError for arguments).
+class value_error : public error {
+ public:
+  using error::error;
+};
+
 }  // namespace adx
