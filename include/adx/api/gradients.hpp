@@ -32,7 +32,6 @@ enum class unconnected_gradients { none, zero };
 /// sweep's order (only rounding may differ between them, as in TensorFlow).
 enum class aggregation_method { add_n = 0, experimental_tree = 1, experimental_accumulate_n = 2 };
 
-
 namespace detail {
 
 template <class X>
