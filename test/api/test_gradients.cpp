@@ -4,22 +4,13 @@
 #include <string>
 
 #include "support/check.hpp"
+#include "support/tensors.hpp"
 
 using namespace adx;
 using adx_test::close;
 using adx_test::reference_case;
 
 namespace {
-tensor<double> from_json(nlohmann::json const& t) {
-  auto const d = adx_test::data(t);
-  std::vector<std::size_t> dims = t["shape"].get<std::vector<std::size_t>>();
-  return tensor<double>(shape::from(dims.begin(), dims.end()), d);
-}
-void check_tensor(tensor<double> const& got, nlohmann::json const& want) {
-  auto const w = adx_test::data(want);
-  REQUIRE(got.size() == w.size());
-  for (std::size_t i = 0; i < w.size(); ++i) CHECK(close(got[i], w[i]));
-}
 template <class F>
 std::string error_of(F&& f) {
   try {
@@ -62,16 +53,17 @@ TEST_CASE("gradients: several ys with grad_ys (reference, seed 003 tests 1 and 2
   auto const& c = reference_case("grad_ys_multi_ys_linear");
   auto const& in = c["inputs"];
   tape_scope<var<double>> scope;
-  tensor<var<double>> w1(from_json(in["w1"])), w2(from_json(in["w2"])), w3(from_json(in["w3"])),
-      w4(from_json(in["w4"]));
+  tensor<var<double>> w1(adx_test::tensor_of(in["w1"])), w2(adx_test::tensor_of(in["w2"])),
+      w3(adx_test::tensor_of(in["w3"])), w4(adx_test::tensor_of(in["w4"]));
   tensor<var<double>> z1 = 3.0 * w1 + 2.0 * w2 + w3;
   tensor<var<double>> z2 = -w3 + w4;
-  std::vector<tensor<double>> gys{from_json(c["expected"]["grad_ys"][0]), from_json(c["expected"]["grad_ys"][1])};
+  std::vector<tensor<double>> gys{adx_test::tensor_of(c["expected"]["grad_ys"][0]),
+                                  adx_test::tensor_of(c["expected"]["grad_ys"][1])};
   auto g = gradients(std::vector{z1, z2}, std::vector{w1, w2, w3, w4}, gys);
   char const* names[] = {"w1", "w2", "w3", "w4"};
   for (std::size_t i = 0; i < 4; ++i) {
     REQUIRE(g[i].has_value());
-    check_tensor(*g[i], c["expected"]["grad"][names[i]]);
+    adx_test::check_tensor(*g[i], c["expected"]["grad"][names[i]]);
   }
   // without grad_ys: ones -> seed 003 test 1: [3,3,3] [2,2,2] [0,0,0] [1,1,1]
   auto ones = gradients(std::vector{z1, z2}, std::vector{w1, w2, w3, w4});
@@ -84,28 +76,28 @@ TEST_CASE("gradients: unconnected inputs, none and zero (reference, seed 003 tes
   {
     auto const& c = reference_case("unconnected_none_vs_zero");
     tape_scope<var<double>> scope;
-    tensor<var<double>> x(from_json(c["inputs"]["x"])), y(from_json(c["inputs"]["y"]));
+    tensor<var<double>> x(adx_test::tensor_of(c["inputs"]["x"])), y(adx_test::tensor_of(c["inputs"]["y"]));
     var<double> z = adx_test::data(c["inputs"]["z"])[0];
     var<double> f = sum(x * x) + 0.0 * z;
     auto none = gradients(f, std::vector{x, y});
-    check_tensor(*none[0], c["expected"]["grad_none_mode"]["x"]);
+    adx_test::check_tensor(*none[0], c["expected"]["grad_none_mode"]["x"]);
     CHECK_FALSE(none[1].has_value());
     auto gz = gradients(f, z);
     REQUIRE(gz[0].has_value());  // a path through a zero derivative is connected
     CHECK(*gz[0] == 0.0);
     auto zero = gradients(f, std::vector{x, y}, {}, {}, unconnected_gradients::zero);
-    check_tensor(*zero[1], c["expected"]["grad_zero_mode"]["y"]);
+    adx_test::check_tensor(*zero[1], c["expected"]["grad_zero_mode"]["y"]);
   }
   {
     auto const& c = reference_case("unconnected_through_stop_gradient");
     tape_scope<var<double>> scope;
-    tensor<var<double>> w1(from_json(c["inputs"]["w1"])), w2(from_json(c["inputs"]["w2"])),
-        w3(from_json(c["inputs"]["w3"]));
+    tensor<var<double>> w1(adx_test::tensor_of(c["inputs"]["w1"])), w2(adx_test::tensor_of(c["inputs"]["w2"])),
+        w3(adx_test::tensor_of(c["inputs"]["w3"]));
     tensor<var<double>> y3 = stop_gradient(w1 + w2) + w3;
     auto g = gradients(y3, std::vector{w1, w2, w3}, {tensor<double>{1.0, 2.0}});
     CHECK_FALSE(g[0].has_value());
     CHECK_FALSE(g[1].has_value());
-    check_tensor(*g[2], c["expected"]["grad_none_mode"]["w3"]);
+    adx_test::check_tensor(*g[2], c["expected"]["grad_none_mode"]["w3"]);
   }
 }
 

@@ -6,20 +6,14 @@
 #include <adx/adx.hpp>
 
 #include "support/check.hpp"
+#include "support/tensors.hpp"
 
 using namespace adx;
+using adx_test::check_tensor;
 using adx_test::close;
 
 namespace {
 
-/// Every element of t close to the reference tensor r (shape included).
-void check_tensor(tensor<double> const& t, nlohmann::json const& r, double rtol = 1e-12) {
-  shape sh;
-  for (auto const& d : r["shape"]) sh.push_back(d.get<std::size_t>());
-  REQUIRE(t.shape() == sh);
-  auto const want = adx_test::data(r);
-  for (std::size_t i = 0; i < want.size(); ++i) CHECK(close(t[i], want[i], rtol, 1e-12));
-}
 void check_values(tensor<double> const& t, std::vector<double> const& want, double rtol = 1e-12) {
   REQUIRE(t.size() == want.size());
   for (std::size_t i = 0; i < want.size(); ++i) CHECK(close(t[i], want[i], rtol, 1e-12));

@@ -221,6 +221,11 @@ auto gradients(Y const& ys, X const& xs,
   return out;
 }
 
+/// The adjoint of x after the last sweep of its tape (zero where the sweep did not reach).
+template <class T>
+T adjoints(var<T> const& x) {
+  return x.adjoint();
+}
 /// The adjoints of a tensor's elements after the last sweep of their tape (zero where the
 /// sweep did not reach), as a tensor of the same shape.
 template <class T>

@@ -200,20 +200,6 @@ auto lift(X const& x) {
   }
 }
 
-/// The gradient of a lifted argument, read from the tape after the sweep.
-template <class S>
-S gradient_of(var<S> const& v) {
-  return tape<S>::current().adjoint(v.index(), v.epoch());
-}
-template <class S>
-tensor<S> gradient_of(tensor<var<S>> const& t) {
-  tensor<S> g(t.shape());
-  S* o = g.data();
-  auto& tp = tape<S>::current();
-  for (std::size_t i = 0; i < t.size(); ++i) o[i] = tp.adjoint(t.data()[i].index(), t.data()[i].epoch());
-  return g;
-}
-
 /// A value with the tape level S taken off (outputs returned as values, aux outputs).
 template <class S, class X>
 auto output_value(X const& x0) {
@@ -389,10 +375,10 @@ auto differentiate(F const& fn, W const& weights, SensT const* sens, std::index_
   if (!plan.seeds.empty()) plan.run();
 
   auto in = [&]<class... P>(mp::mp_list<P...>) {
-    return std::make_tuple(gradient_of(std::get<P::value>(lifted))...);
+    return std::make_tuple(adjoints(std::get<P::value>(lifted))...);
   }(PosList{});
   std::vector<tensor<S>> wg;
-  for (auto* p : wlist) wg.push_back(gradient_of(static_cast<tensor<var<S>> const&>(*p)));
+  for (auto* p : wlist) wg.push_back(adjoints(static_cast<tensor<var<S>> const&>(*p)));
   auto values = std::apply([](auto const&... o) { return std::make_tuple(output_value<S>(o)...); }, outs);
   std::vector<std::string> names;
   for (auto* p : wlist) names.push_back(p->name());
@@ -503,16 +489,17 @@ class grad_operation_function {
       if constexpr (mp::mp_empty<PosList>::value && std::is_same_v<Wc, none_t>) {
         return std::tuple<>{};  // nothing to differentiate: MindSpore's ()
       } else {
-        Wc const* wp = nullptr;
-        if constexpr (O.get_by_list)
-          wp = &weights_;
-        else
-          wp = &detail_none;
+        Wc const& w = [&]() -> Wc const& {
+          if constexpr (O.get_by_list)
+            return weights_;
+          else
+            return none;
+        }();
         using SensT = mp::mp_eval_if_c<!O.sens_param, void, mp::mp_back, mp::mp_list<A...>>;
         SensT const* sens = nullptr;
         if constexpr (O.sens_param) sens = &std::get<sizeof...(A) - 1>(all);
-        auto r = differentiate<PosList, Wc, false, F, SensT>(fn_, *wp, sens, std::index_sequence<I...>{},
-                                                             std::get<I>(all)...);
+        auto r =
+            differentiate<PosList, Wc, false, F, SensT>(fn_, w, sens, std::index_sequence<I...>{}, std::get<I>(all)...);
         if constexpr (!O.get_by_list)
           return input_part<PosList, !O.get_all, false>(std::move(r.inputs));
         else if constexpr (!O.get_all)
@@ -526,7 +513,6 @@ class grad_operation_function {
   }
 
  private:
-  static constexpr none_t detail_none{};
   F fn_;
   W weights_;
 };

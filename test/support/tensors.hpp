@@ -1,0 +1,25 @@
+// Test support: reference tensors ({"shape": [...], "data": [...]}) read into adx tensors and
+// compared with them.
+#pragma once
+
+#include <adx/tensor/tensor.hpp>
+
+#include "support/check.hpp"
+
+namespace adx_test {
+
+/// The reference tensor as an adx::tensor<double>.
+inline adx::tensor<double> tensor_of(nlohmann::json const& t) {
+  auto const dims = t["shape"].get<std::vector<std::size_t>>();
+  return adx::tensor<double>(adx::shape::from(dims.begin(), dims.end()), data(t));
+}
+
+/// t has the reference tensor's shape and every element close to it.
+inline void check_tensor(adx::tensor<double> const& t, nlohmann::json const& want, double rtol = 1e-12) {
+  auto const dims = want["shape"].get<std::vector<std::size_t>>();
+  REQUIRE(t.shape() == adx::shape::from(dims.begin(), dims.end()));
+  auto const w = data(want);
+  for (std::size_t i = 0; i < w.size(); ++i) CHECK(close(t[i], w[i], rtol, 1e-12));
+}
+
+}  // namespace adx_test
