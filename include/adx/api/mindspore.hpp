@@ -382,7 +382,9 @@ auto differentiate(F const& fn, W const& weights, SensT const* sens, std::index_
   auto values = std::apply([](auto const&... o) { return std::make_tuple(output_value<S>(o)...); }, outs);
   std::vector<std::string> names;
   for (auto* p : wlist) names.push_back(p->name());
-  return call_result{std::move(values), std::move(in), std::move(wg), std::move(names)};
+  // spelled out: clang 14 has no class template argument deduction for aggregates
+  return call_result<decltype(values), decltype(in), tensor<S>>{std::move(values), std::move(in), std::move(wg),
+                                                                std::move(names)};
 }
 
 // ---- assembling MindSpore's result structures ---------------------------------------------
