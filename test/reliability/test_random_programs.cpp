@@ -51,3 +51,29 @@ TEST_CASE("random scalar programs: every mode and nesting agrees, and with finit
     }
 }
 
+// What the fuzzer found (test/fuzz/fuzz_programs.cpp), kept as plain regression tests.
+
+TEST_CASE("fuzzer finding: digamma's higher derivatives at NaN, -inf and huge negatives are NaN, not an exception") {
+  // Boost's polygamma of order >= 2 threw boost::math::rounding_error at these points (found
+  // through the second derivative of digamma at NaN, in var<var<double>>).
+  using adx::dual, adx::var;
+  for (double x : {std::nan(""), -std::numeric_limits<double>::infinity(), -1e20, -0x1p64}) {
+    CAPTURE(x);
+    CHECK(std::isnan(adx::polygamma<2>(x)));
+    CHECK(std::isnan(adx::polygamma<3>(x)));
+    auto const d = adx::derivative<3>([](auto t) { return adx::digamma(t); }, x);
+    for (double v : d) CHECK(std::isnan(v));
+    adx::tape_scope<var<var<double>>> scope;
+    var<var<double>> a = x;
+    var<var<double>> y = adx::digamma(a);
+    adx::backward(y);
+    var<double> g = a.adjoint();
+    adx::backward(g);
+    CHECK(std::isnan(adx::primal(g)));
+    CHECK(std::isnan(a.value().adjoint()));
+  }
+  // orders 0 and 1 gave NaN there already; the finite points are unchanged
+  CHECK(std::isnan(adx::digamma(-1e20)));
+  CHECK(std::isnan(adx::trigamma(-std::numeric_limits<double>::infinity())));
+  CHECK(adx::polygamma<2>(1.0) == doctest::Approx(-2.4041138063191885).epsilon(1e-14));
+}

@@ -508,10 +508,16 @@ struct polygamma_rule {  // psi^(N); d = psi^(N+1)
   static constexpr char const* name = N == 0 ? "digamma" : N == 1 ? "trigamma" : "polygamma";
   template <class X>
   static auto value(X const& x) {
-    if constexpr (std::is_arithmetic_v<X>)
+    if constexpr (std::is_arithmetic_v<X>) {
+      // Boost gives NaN for NaN, -inf and x <= -2^52 (poles) at orders 0 and 1, but from order 2
+      // on it throws boost::math::rounding_error for NaN, -inf and x < -2^63 (it truncates x to
+      // an integer first): NaN there at every order, as at the other poles out there.
+      using R = decltype(boost::math::polygamma(N, x, quiet_math_policy{}));
+      if (std::isnan(x) || x < -0x1p62) return std::numeric_limits<R>::quiet_NaN();
       return boost::math::polygamma(N, x, quiet_math_policy{});
-    else
+    } else {
       return make_expr<polygamma_rule<N>>(x);
+    }
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
