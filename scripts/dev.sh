@@ -9,6 +9,8 @@
 #   scripts/dev.sh clang       build and run the test suite with clang++ (at -O1, for build time)
 #   scripts/dev.sh format      check the C++ sources' formatting with clang-format (changes nothing)
 #   scripts/dev.sh bench-check build the benchmarks with every peer and run them once, briefly
+#   scripts/dev.sh fuzz        build the libFuzzer target (clang++, ASan + UBSan, build-fuzz) and
+#                              fuzz random programs for ADX_FUZZ_SECONDS (default 60)
 #   scripts/dev.sh consumers   build and run the consumer projects (CMake install + find_package,
 #                              add_subdirectory, FetchContent, Conan create); scripts/consumers.sh
 # ADX_JOBS sets the build parallelism (default: the number of cores).
@@ -85,7 +87,7 @@ case "${1:-}" in
     # and the demo); ctest also runs the compile-fail cases with clang++.
     cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DADX_BUILD_BENCHMARKS=OFF \
       -DADX_BUILD_DEMO=OFF "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" >/dev/null
-    cmake --build build-clang -j "$jobs" --target adx_tests
+    cmake --build build-clang -j "$jobs" --target adx_tests adx_reliability_tests
     (cd build-clang && ctest --output-on-failure -j "$jobs")
     ;;
   format)
@@ -132,12 +134,25 @@ case "${1:-}" in
     fi
     echo "adx: tensor_bench built, checked and ran its small sizes once (build-bench/tensor_bench_check.txt)"
     ;;
+  fuzz)
+    # libFuzzer decodes its inputs into random scalar programs (test/fuzz/fuzz_programs.cpp) and
+    # checks every mode against the others; the corpus is kept in build-fuzz/corpus, a failing
+    # input is saved as build-fuzz/crash-*
+    install_missing clang libclang-rt-14-dev
+    cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DADX_BUILD_FUZZ=ON \
+      -DADX_BUILD_TESTS=OFF -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF -DADX_INSTALL=OFF \
+      "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -g" >/dev/null
+    cmake --build build-fuzz -j "$jobs" --target adx_fuzz_programs
+    mkdir -p build-fuzz/corpus
+    ./build-fuzz/test/fuzz/adx_fuzz_programs -max_total_time="${ADX_FUZZ_SECONDS:-60}" -print_final_stats=1 \
+      -artifact_prefix=build-fuzz/ build-fuzz/corpus
+    ;;
   consumers)
     install_missing python3 python3-venv
     scripts/consumers.sh "${@:2}"
     ;;
   *)
-    echo "usage: scripts/dev.sh demo|test|sanitize|bench|bench-tensor|clang|format|bench-check|consumers" >&2
+    echo "usage: scripts/dev.sh demo|test|sanitize|bench|bench-tensor|clang|format|bench-check|fuzz|consumers" >&2
     exit 2
     ;;
 esac

@@ -9,8 +9,9 @@
 
 namespace adx_test {
 
-/// True in an AddressSanitizer build (the randomized tests then check fewer programs).
-#if defined(__SANITIZE_ADDRESS__)
+/// True in an AddressSanitizer or ThreadSanitizer build (the randomized tests then check fewer
+/// programs).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 inline constexpr bool sanitized = true;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
