@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <limits>
 #include <numbers>
+#include <type_traits>
 #include <utility>
 
 #include "adx/core/expr.hpp"
@@ -37,6 +38,23 @@ using quiet_math_policy =
                                   boost::math::policies::pole_error<boost::math::policies::ignore_error>,
                                   boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
                                   boost::math::policies::evaluation_error<boost::math::policies::ignore_error>>;
+
+/// lgamma without the global signgam that std::lgamma writes (two threads calling it at once
+/// are a data race, which ThreadSanitizer reports): glibc's reentrant lgamma_r where available.
+template <class X>
+auto lgamma_reentrant(X x) {
+#if defined(__GLIBC__)
+  int sign = 0;
+  if constexpr (std::is_same_v<X, float>)
+    return ::lgammaf_r(x, &sign);
+  else if constexpr (std::is_same_v<X, long double>)
+    return ::lgammal_r(x, &sign);
+  else
+    return ::lgamma_r(static_cast<double>(x), &sign);
+#else
+  return std::lgamma(x);
+#endif
+}
 
 template <class T, class C>
 constexpr T cst(C c) {
@@ -483,8 +501,12 @@ struct lgamma_rule {  // d = digamma(x)
   static constexpr char const* name = "lgamma";
   template <class X>
   static auto value(X const& x) {
-    using std::lgamma;
-    return lgamma(x);
+    if constexpr (std::is_arithmetic_v<X>) {
+      return lgamma_reentrant(x);
+    } else {
+      using std::lgamma;
+      return lgamma(x);
+    }
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
