@@ -10,7 +10,6 @@
 
 #include "support/check.hpp"
 #include "support/programs.hpp"
-#include "support/random_runs.hpp"
 #include "support/tensor_programs.hpp"
 
 using namespace adx;
@@ -47,6 +46,7 @@ namespace pg = adx_test::programs;
 namespace tp = adx_test::tensor_programs;
 
 constexpr int n_threads = 8;
+constexpr int rounds = 8;
 
 /// Everything a thread computes for one scalar program with tapes: var, var<var>, var<dual>,
 /// dual<var> (value, gradient, Hessian), flattened.
@@ -73,15 +73,15 @@ std::vector<double> tensor_results(tp::tprogram const& p) {
   return out;
 }
 
-/// Runs `work(thread, round)` on n_threads threads released at the same moment.
+/// Runs `work(thread, round)` for n_rounds rounds on n_threads threads released at the same moment.
 template <class F>
-void at_once(F const& work, int rounds) {
+void at_once(F const& work, int n_rounds) {
   std::latch start(n_threads);
   std::vector<std::thread> pool;
   for (int t = 0; t < n_threads; ++t)
     pool.emplace_back([&, t] {
       start.arrive_and_wait();
-      for (int r = 0; r < rounds; ++r) work(t, r);
+      for (int r = 0; r < n_rounds; ++r) work(t, r);
     });
   for (auto& th : pool) th.join();
 }
@@ -90,7 +90,7 @@ void at_once(F const& work, int rounds) {
 
 TEST_CASE("threads: eight threads record and sweep random scalar programs in every nesting at once") {
   // the programs and what one thread computes for them, first
-  std::size_t const n = adx_test::sanitized ? 16 : 64;
+  std::size_t const n = 64;
   std::vector<pg::program> programs;
   std::vector<std::vector<double>> want;
   for (std::size_t k = 0; k < n; ++k) {
@@ -113,15 +113,15 @@ TEST_CASE("threads: eight threads record and sweep random scalar programs in eve
           ++checked;
         }
       },
-      adx_test::sanitized ? 2 : 8);
+      rounds);
   MESSAGE("threads: " << n_threads << " threads checked " << checked.load() << " scalar programs (var, var<var>, "
                       << "var<dual>, dual<var>) against one thread's results");
-  CHECK(checked == n_threads * static_cast<int>(n) * (adx_test::sanitized ? 2 : 8));
+  CHECK(checked == n_threads * static_cast<int>(n) * rounds);
   CHECK(different == 0);
 }
 
 TEST_CASE("threads: eight threads record and sweep random tensor programs at once") {
-  std::size_t const n = adx_test::sanitized ? 16 : 64;
+  std::size_t const n = 64;
   std::vector<tp::tprogram> programs;
   std::vector<std::vector<double>> want;
   for (std::size_t k = 0; k < n; ++k) {
@@ -138,10 +138,10 @@ TEST_CASE("threads: eight threads record and sweep random tensor programs at onc
           ++checked;
         }
       },
-      adx_test::sanitized ? 2 : 8);
+      rounds);
   MESSAGE("threads: " << n_threads << " threads checked " << checked.load()
                       << " tensor programs (tensor<var>, tensor<var<dual>>) against one thread's results");
-  CHECK(checked == n_threads * static_cast<int>(n) * (adx_test::sanitized ? 2 : 8));
+  CHECK(checked == n_threads * static_cast<int>(n) * rounds);
   CHECK(different == 0);
 }
 
