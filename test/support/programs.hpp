@@ -6,11 +6,13 @@
 // Hessians with each other and with finite differences.
 //
 // Every operation keeps its operands inside its domain: the generator evaluates each candidate
-// node at the program's point and accepts it only if its operands keep a margin from the
-// function's singular points and kinks (log of at least 0.2, no division by less than 0.25,
-// atan2 away from the origin and its branch cut, max of operands at least 0.05 apart, ...) and
-// its value stays within [-100, 100]. So finite differences are meaningful and every mode must
-// agree to rounding.
+// node at the program's point and near it and accepts it only if its operands keep a margin
+// from the function's singular points and kinks (log of at least 0.2, no division by less than
+// 0.25, atan2 away from the origin and its branch cut, max of operands at least 0.05 apart,
+// ...), its value stays within [-100, 100], and it does not turn rounding noise into a
+// derivative (see generator_options and generate). So finite differences are meaningful and
+// every mode must agree to rounding. With generator_options::domains false there are no such
+// limits (for the fuzzer's check that NaN and infinities propagate without a crash).
 #pragma once
 
 #include <adx/adx.hpp>
@@ -437,9 +439,12 @@ struct generator_options {
 /// (usually recent ones, so that values are reused: shared subexpressions). A node is accepted
 /// only if it is admissible at the inputs and at the points radius away along each input, with
 /// bounded first and second differences there: so the finite differences of the checks (steps
-/// of 1e-3) never cross a kink or a singularity and stay accurate. Usually the values no node
-/// used are summed into the output, so that everything computed matters; otherwise they stay
-/// as dead code.
+/// of at most 2e-4) never cross a kink or a singularity and stay accurate. Nodes whose
+/// derivative would be rounding noise are not generated either: a - b, a / b, atan2(a, b) of
+/// equal numbers, sums that cancel exactly, values whose double evaluation is off by more than
+/// 1e-13 relative from a long double one, sensitivities above max_sensitivity. Usually the
+/// values no node used are summed into the output, so that everything computed matters;
+/// otherwise they stay as dead code.
 template <class Source>
 program generate(Source& src, generator_options const& opt = {}) {
   program p;
