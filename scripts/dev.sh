@@ -9,6 +9,9 @@
 #   scripts/dev.sh clang       build and run the test suite with clang++ (at -O1, for build time)
 #   scripts/dev.sh format      check the C++ sources' formatting with clang-format (changes nothing)
 #   scripts/dev.sh bench-check build the benchmarks with every peer and run them once, briefly
+#   scripts/dev.sh fuzz        build the libFuzzer target (clang++, ASan + UBSan, build-fuzz) and
+#                              fuzz random programs for ADX_FUZZ_SECONDS (default 60)
+#   scripts/dev.sh tsan        the thread tests under ThreadSanitizer (build-tsan)
 #   scripts/dev.sh consumers   build and run the consumer projects (CMake install + find_package,
 #                              add_subdirectory, FetchContent, Conan create); scripts/consumers.sh
 # ADX_JOBS sets the build parallelism (default: the number of cores).
@@ -85,7 +88,7 @@ case "${1:-}" in
     # and the demo); ctest also runs the compile-fail cases with clang++.
     cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DADX_BUILD_BENCHMARKS=OFF \
       -DADX_BUILD_DEMO=OFF "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" >/dev/null
-    cmake --build build-clang -j "$jobs" --target adx_tests
+    cmake --build build-clang -j "$jobs" --target adx_tests adx_reliability_tests adx_thread_tests
     (cd build-clang && ctest --output-on-failure -j "$jobs")
     ;;
   format)
@@ -132,12 +135,35 @@ case "${1:-}" in
     fi
     echo "adx: tensor_bench built, checked and ran its small sizes once (build-bench/tensor_bench_check.txt)"
     ;;
+  fuzz)
+    # libFuzzer decodes its inputs into random scalar programs (test/fuzz/fuzz_programs.cpp) and
+    # checks every mode against the others; the corpus is kept in build-fuzz/corpus, a failing
+    # input is saved as build-fuzz/crash-*
+    install_missing clang libclang-rt-14-dev
+    cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DADX_BUILD_FUZZ=ON \
+      -DADX_BUILD_TESTS=OFF -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF -DADX_INSTALL=OFF \
+      "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -g" >/dev/null
+    cmake --build build-fuzz -j "$jobs" --target adx_fuzz_programs
+    mkdir -p build-fuzz/corpus
+    ./build-fuzz/test/fuzz/adx_fuzz_programs -max_total_time="${ADX_FUZZ_SECONDS:-60}" -print_final_stats=1 \
+      -artifact_prefix=build-fuzz/ build-fuzz/corpus
+    ;;
+  tsan)
+    # the thread tests (their own executable, adx_thread_tests) under ThreadSanitizer. OpenBLAS
+    # keeps to the calling thread: its own threads are not instrumented.
+    install_missing
+    cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF \
+      -DADX_INSTALL=OFF "-DCMAKE_CXX_FLAGS=-O1 -g -fsanitize=thread -fno-omit-frame-pointer" >/dev/null
+    cmake --build build-tsan -j "$jobs" --target adx_thread_tests
+    (cd build-tsan && OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+      ctest --output-on-failure -R threads)
+    ;;
   consumers)
     install_missing python3 python3-venv
     scripts/consumers.sh "${@:2}"
     ;;
   *)
-    echo "usage: scripts/dev.sh demo|test|sanitize|bench|bench-tensor|clang|format|bench-check|consumers" >&2
+    echo "usage: scripts/dev.sh demo|test|sanitize|bench|bench-tensor|clang|format|bench-check|fuzz|tsan|consumers" >&2
     exit 2
     ;;
 esac

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <limits>
 #include <numbers>
+#include <type_traits>
 #include <utility>
 
 #include "adx/core/expr.hpp"
@@ -37,6 +38,23 @@ using quiet_math_policy =
                                   boost::math::policies::pole_error<boost::math::policies::ignore_error>,
                                   boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
                                   boost::math::policies::evaluation_error<boost::math::policies::ignore_error>>;
+
+/// lgamma without the global signgam that std::lgamma writes (two threads calling it at once
+/// are a data race, which ThreadSanitizer reports): glibc's reentrant lgamma_r where available.
+template <class X>
+auto lgamma_reentrant(X x) {
+#if defined(__GLIBC__)
+  int sign = 0;
+  if constexpr (std::is_same_v<X, float>)
+    return ::lgammaf_r(x, &sign);
+  else if constexpr (std::is_same_v<X, long double>)
+    return ::lgammal_r(x, &sign);
+  else
+    return ::lgamma_r(static_cast<double>(x), &sign);
+#else
+  return std::lgamma(x);
+#endif
+}
 
 template <class T, class C>
 constexpr T cst(C c) {
@@ -483,8 +501,12 @@ struct lgamma_rule {  // d = digamma(x)
   static constexpr char const* name = "lgamma";
   template <class X>
   static auto value(X const& x) {
-    using std::lgamma;
-    return lgamma(x);
+    if constexpr (std::is_arithmetic_v<X>) {
+      return lgamma_reentrant(x);
+    } else {
+      using std::lgamma;
+      return lgamma(x);
+    }
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
@@ -508,10 +530,16 @@ struct polygamma_rule {  // psi^(N); d = psi^(N+1)
   static constexpr char const* name = N == 0 ? "digamma" : N == 1 ? "trigamma" : "polygamma";
   template <class X>
   static auto value(X const& x) {
-    if constexpr (std::is_arithmetic_v<X>)
+    if constexpr (std::is_arithmetic_v<X>) {
+      // Boost gives NaN for NaN, -inf and x <= -2^52 (poles) at orders 0 and 1, but from order 2
+      // on it throws boost::math::rounding_error for NaN, -inf and x < -2^63 (it truncates x to
+      // an integer first): NaN there at every order, as at the other poles out there.
+      using R = decltype(boost::math::polygamma(N, x, quiet_math_policy{}));
+      if (std::isnan(x) || x < -0x1p62) return std::numeric_limits<R>::quiet_NaN();
       return boost::math::polygamma(N, x, quiet_math_policy{});
-    else
+    } else {
       return make_expr<polygamma_rule<N>>(x);
+    }
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
