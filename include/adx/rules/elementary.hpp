@@ -580,13 +580,13 @@ struct max_rule {  // ties: 1/2 each; NaN in either argument: NaN with zero part
   static constexpr char const* name = "max";
   template <class T, class X, class Y>
   static T value_as(X const& x, Y const& y) {
-    auto a = primal_of(x), b = primal_of(y);
+    innermost_t<T> a = primal_of(x), b = primal_of(y);  // an int operand is compared as T's number
     if (a != a || b != b) return cst<T>(std::numeric_limits<innermost_t<T>>::quiet_NaN());
     return a >= b ? to_value<T>(x) : to_value<T>(y);
   }
   template <std::size_t I, class X, class Y, class T>
   static T partial(X const& x, Y const& y, T const&) {
-    auto a = primal_of(x), b = primal_of(y);
+    innermost_t<T> a = primal_of(x), b = primal_of(y);  // an int operand is compared as T's number
     if (I == 1) std::swap(a, b);
     return cst<T>(a > b ? 1.0 : (a == b ? 0.5 : 0.0));
   }
@@ -595,13 +595,13 @@ struct min_rule {  // ties: 1/2 each; NaN in either argument: NaN with zero part
   static constexpr char const* name = "min";
   template <class T, class X, class Y>
   static T value_as(X const& x, Y const& y) {
-    auto a = primal_of(x), b = primal_of(y);
+    innermost_t<T> a = primal_of(x), b = primal_of(y);  // an int operand is compared as T's number
     if (a != a || b != b) return cst<T>(std::numeric_limits<innermost_t<T>>::quiet_NaN());
     return a <= b ? to_value<T>(x) : to_value<T>(y);
   }
   template <std::size_t I, class X, class Y, class T>
   static T partial(X const& x, Y const& y, T const&) {
-    auto a = primal_of(x), b = primal_of(y);
+    innermost_t<T> a = primal_of(x), b = primal_of(y);  // an int operand is compared as T's number
     if (I == 1) std::swap(a, b);
     return cst<T>(a < b ? 1.0 : (a == b ? 0.5 : 0.0));
   }
@@ -753,6 +753,14 @@ constexpr auto operator/(X&& x, Y&& y) {
   return detail::make_expr<detail::div_rule>(std::forward<X>(x), std::forward<Y>(y));
 }
 
+namespace detail {
+/// max(t, 1) and min(t, 1) with an integer are the reductions over axis 1 (tensor/reduce.hpp),
+/// as in numpy and torch; elementwise against a number takes a floating one: max(t, 0.0).
+template <class Rule, class Y>
+concept elementwise_call =
+    !(std::is_same_v<Rule, max_rule> || std::is_same_v<Rule, min_rule>) || !std::is_integral_v<std::remove_cvref_t<Y>>;
+}  // namespace detail
+
 // Each entry point also has its elementwise tensor overload (tensor/elementwise.hpp builds it).
 #define ADX_UNARY_ENTRY(fn, rule)                                      \
   template <ad_operand X>                                              \
@@ -777,7 +785,7 @@ constexpr auto operator/(X&& x, Y&& y) {
   requires rule_operands2<X, Y>                                                                                       \
   constexpr auto fn(X&& x, Y&& y) { return detail::make_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y)); } \
   template <class X, class Y>                                                                                         \
-  requires tensor_operands2<X, Y>                                                                                     \
+  requires tensor_operands2<X, Y> && detail::elementwise_call<detail::rule, Y>                                        \
   auto fn(X&& x, Y&& y) { return detail::make_tensor_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y)); }
 
 ADX_UNARY_ENTRY(exp, exp_rule)
