@@ -10,10 +10,10 @@
 #include <array>
 #include <cstddef>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "adx/core/error.hpp"
 #include "adx/forward/dual.hpp"
 #include "adx/reverse/var.hpp"
 
@@ -50,8 +50,8 @@ auto extract(D const& d, std::size_t k) -> innermost_t<D> {
 
 inline void check_same_size(char const* op, std::size_t a, std::size_t b) {
   if (a != b)
-    throw std::invalid_argument(std::string("adx::") + op + ": the direction has " + std::to_string(b) +
-                                " entries but x has " + std::to_string(a));
+    throw value_error(std::string("adx: ") + op + ": the direction has " + std::to_string(b) + " entries but x has " +
+                      std::to_string(a));
 }
 }  // namespace detail
 

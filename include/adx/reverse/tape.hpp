@@ -15,12 +15,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <source_location>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "adx/core/error.hpp"
 #include "adx/core/expr.hpp"
+#include "adx/reverse/anomaly.hpp"
 #include "adx/reverse/arena.hpp"
 
 namespace adx {
@@ -113,8 +115,9 @@ class tape {
   };
 
   /// Records the statement of expression e; returns its index, or 0 if no operand is active.
+  /// `where` is the source line that asked for it (kept only in anomaly mode).
   template <class E>
-  ADX_ALWAYS_INLINE index_type record(E const& e) {
+  ADX_ALWAYS_INLINE index_type record(E const& e, std::source_location where = {}) {
     constexpr std::size_t N = E::n_active;
     static_assert(N < long_statement,
                   "adx: this expression has more than 253 active operands; assign a part of it to a var first");
@@ -125,21 +128,26 @@ class tape {
     index_type const k = next_index();
     arena_.commit(static_cast<std::uint8_t>(w.n));
     nonfinite_ |= !w.finite;
+    if (detail::anomaly_mode()) [[unlikely]]
+      note_origin(k, 1, detail::describe_expression<E>(), where);
     return k;
   }
 
   /// Records an independent variable (a statement with no operands).
-  ADX_ALWAYS_INLINE index_type new_variable() {
+  ADX_ALWAYS_INLINE index_type new_variable(std::source_location where = {}) {
     arena_.reserve(0, n_ + 1);
     index_type const k = next_index();
     arena_.commit(0);
+    if (detail::anomaly_mode()) [[unlikely]]
+      note_origin(k, 1, "an independent variable", where);
     return k;
   }
 
   /// Records one statement of any number of operands (reductions, dot products): fill(w)
   /// calls w.add(index, epoch, partial) at most max_operands times. Returns 0 if none is active.
+  /// `operation` names it for anomaly mode.
   template <class F>
-  index_type record_n(std::size_t max_operands, F&& fill) {
+  index_type record_n(std::size_t max_operands, F&& fill, char const* operation = "a reduction") {
     arena_.reserve(max_operands + 1, n_ + 1);
     writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, true, this};
     fill(w);
@@ -153,6 +161,8 @@ class tape {
       arena_.commit(static_cast<std::uint8_t>(w.n));
     }
     nonfinite_ |= !w.finite;
+    if (detail::anomaly_mode()) [[unlikely]]
+      note_origin(k, 1, operation, detail::anomaly_site());
     return k;
   }
 
@@ -160,6 +170,7 @@ class tape {
   /// when the sweep reaches its outputs, statements first .. first + count - 1.
   struct node {
     index_type first = 0, count = 0;
+    char const* name = "a tensor operation";  ///< for anomaly reports
     virtual ~node() = default;
     /// Adds the contributions of adj[first .. first + count) to the inputs' adjoints.
     virtual void backward(T* adj) const = 0;
@@ -168,7 +179,8 @@ class tape {
   };
 
   /// Records a node with `outputs` consecutive output statements; returns the first index.
-  index_type record_node(std::unique_ptr<node> nd, index_type outputs) {
+  /// `operation` names it for anomaly reports.
+  index_type record_node(std::unique_ptr<node> nd, index_type outputs, char const* operation = nullptr) {
     if (outputs == 0) throw error("adx: internal: a tape node needs at least one output");
     index_type const first = n_ + 1;
     for (index_type j = 1; j < outputs; ++j) new_variable();
@@ -179,6 +191,9 @@ class tape {
     arena_.commit_long(1, static_cast<std::uint8_t>(node_statement));
     nd->first = first;
     nd->count = outputs;
+    if (operation) nd->name = operation;
+    if (detail::anomaly_mode()) [[unlikely]]
+      note_origin(first, outputs, nd->name, detail::anomaly_site());
     nodes_.push_back(std::move(nd));
     (void)k;
     return first;
@@ -260,11 +275,17 @@ class tape {
     // statement cannot add 0 * inf = NaN; otherwise every contribution of an unreached
     // statement is an exact zero and the plain loop is exact.
     // Only that careful sweep needs the reached flags, so only it builds them.
-    if (nonfinite_ || !seed_finite_ || track_reached_ || !stops_.empty() || check_released) {
+    bool const checked = detail::anomaly_mode();
+    if (nonfinite_ || !seed_finite_ || track_reached_ || !stops_.empty() || check_released || checked) {
       reached_.assign(std::size_t{top} + 1, 0);
       for (index_type i : seeds_) reached_[i] = 1;
       reached_valid_ = true;
-      run<true>(top);
+      if (checked) {
+        check_seeds();
+        run<true, true>(top);
+      } else {
+        run<true>(top);
+      }
     } else {
       run<false>(top);
     }
@@ -331,11 +352,55 @@ class tape {
     if (released_.size() > std::size_t{n_} + 1) released_.resize(std::size_t{n_} + 1);  // indices get reused
     nonfinite_ = f.nonfinite;
     swept_ = std::min(swept_, n_);
+    if (origins_.size() > std::size_t{n_} + 1) origins_.resize(std::size_t{n_} + 1);
+  }
+
+  // ---- anomaly mode (reverse/anomaly.hpp) --------------------------------------------------
+
+  void note_origin(index_type first, index_type count, char const* operation, std::source_location where) {
+    if (origins_.size() < std::size_t{first} + count) origins_.resize(std::size_t{first} + count);
+    for (index_type j = 0; j < count; ++j) origins_[first + j] = statement_origin{operation, where};
+  }
+  statement_origin origin(index_type i) const noexcept {
+    return i < origins_.size() ? origins_[i] : statement_origin{};
+  }
+
+  void check_seeds() const {
+    for (index_type i : seeds_)
+      if (!detail::all_finite(adj_[i]))
+        throw anomaly_error("adx: anomaly: the seed of the backward sweep is " + detail::number_text(adj_[i]) + " at " +
+                                detail::describe_origin(i, origin(i)),
+                            0, statement_origin{}, i, origin(i));
+  }
+  /// A statement's contribution c = partial * a to the adjoint of statement i was not finite.
+  [[noreturn]] void throw_statement_anomaly(index_type k, std::size_t operand, index_type i, T const& partial,
+                                            T const& a, T const& c) const {
+    throw anomaly_error("adx: anomaly: the backward sweep produced " + detail::number_text(c) + " in the adjoint of " +
+                            detail::describe_origin(i, origin(i)) + ", through " +
+                            detail::describe_origin(k, origin(k)) + ": its partial with respect to operand " +
+                            std::to_string(operand + 1) + " is " + detail::number_text(partial) +
+                            " and its adjoint is " + detail::number_text(a),
+                        k, origin(k), i, origin(i));
+  }
+  /// After a node ran: the first input whose adjoint it made non-finite (every earlier
+  /// contribution was checked, so the node produced it).
+  void check_node(node const& nd, T const* adj) {
+    scratch_.assign(std::size_t{nd.first}, 0);
+    nd.mark_inputs(scratch_.data());
+    for (index_type i = 1; i < nd.first; ++i)
+      if (scratch_[i] && !detail::all_finite(adj[i])) {
+        throw anomaly_error("adx: anomaly: the backward sweep produced " + detail::number_text(adj[i]) +
+                                " in the adjoint of " + detail::describe_origin(i, origin(i)) + ", through " +
+                                detail::describe_origin(nd.first, origin(nd.first)) +
+                                " (a tensor operation on statements " + std::to_string(nd.first) + " to " +
+                                std::to_string(nd.first + nd.count - 1) + ", whose adjoints were finite)",
+                            nd.first, origin(nd.first), i, origin(i));
+      }
   }
 
   /// The loop. Careful: skip statements the seeds do not reach (needed when some partial or
   /// seed is not finite, since an unreached statement would add 0 * inf = NaN).
-  template <bool Careful>
+  template <bool Careful, bool Checked = false>
   void run(index_type top) {
     auto const& chunks = arena_.chunks();
     T* const adj = adj_.data();
@@ -367,6 +432,7 @@ class tape {
                 run_stopped_node(nd, adj, reach);
               else
                 run_node(nd, adj, reach);
+              if constexpr (Checked) check_node(nd, adj);
             }
             continue;
           }
@@ -385,7 +451,13 @@ class tape {
         }
         for (std::size_t j = 0; j < n; ++j) {
           index_type const i = static_cast<index_type>(idx[pos + j]);
-          adj[i] += val[pos + j] * a;
+          if constexpr (Checked) {
+            T const c = val[pos + j] * a;
+            if (!detail::all_finite(c)) throw_statement_anomaly(k, j, i, val[pos + j], a, c);
+            adj[i] += c;
+          } else {
+            adj[i] += val[pos + j] * a;
+          }
           if constexpr (Careful) reach[i] = 1;
         }
       }
@@ -468,6 +540,8 @@ class tape {
   bool reached_valid_ = false;
   std::vector<frame> frames_;
   std::vector<std::unique_ptr<node>> nodes_;
+  std::vector<statement_origin> origins_;  // anomaly mode only
+  std::vector<std::uint8_t> scratch_;      // anomaly mode only
 
  public:
   /// Makes this tape the thread's current one (used by tape_scope; returns the previous one).

@@ -10,6 +10,7 @@
 // is recorded on tape<double>: the gradient is itself differentiable (repeated gradients).
 #pragma once
 
+#include <source_location>
 #include <type_traits>
 #include <utility>
 
@@ -33,16 +34,20 @@ class var {
   /// first made into T by T's own constructor (so var<var<double>>(2.0) is independent at
   /// both levels).
   template <class U>
-  requires(level_v<U> < level_v<var> && std::is_constructible_v<T, U const&>) var(U const& v) : value_(v) {
+  requires(level_v<U> < level_v<var> && std::is_constructible_v<T, U const&>)
+      var(U const& v, std::source_location where = std::source_location::current())
+      : value_(v) {
     auto& t = tape<T>::current();
-    index_ = t.new_variable();
+    index_ = t.new_variable(where);
     epoch_ = t.epoch();
   }
-  /// Records the expression as one statement.
+  /// Records the expression as one statement (`where`: the line that did, for anomaly mode).
   template <ad_expression E>
-  requires std::is_same_v<ad_type_t<E>, var> ADX_ALWAYS_INLINE var(E const& e) : value_(e.val()) {
+  requires std::is_same_v<ad_type_t<E>, var> ADX_ALWAYS_INLINE
+  var(E const& e, std::source_location where = std::source_location::current())
+      : value_(e.val()) {
     auto& t = tape<T>::current();
-    index_ = t.record(e);
+    index_ = t.record(e, where);
     epoch_ = index_ ? t.epoch() : 0;
   }
   template <ad_operand U>
@@ -69,10 +74,9 @@ class var {
     return r;
   }
 
-  template <class X>
-  requires std::is_constructible_v<var, X const&> ADX_ALWAYS_INLINE var& operator=(X const& x) {
-    return *this = var(x);
-  }
+  // Assigning an expression or a number goes through the converting constructors above and the
+  // copy assignment below: the conversion runs where the assignment is written, so anomaly
+  // mode sees that line (an operator= cannot take a defaulted source_location of its own).
   // Copies are written field by field on purpose: a var is usually read right after its
   // fields were stored one by one (by the constructor that recorded it), and a 16-byte block
   // copy of it would stall on store-to-load forwarding (measured: 3x slower recordings).
@@ -86,19 +90,19 @@ class var {
 
   template <class X>
   ADX_ALWAYS_INLINE var& operator+=(X const& x) {
-    return *this = *this + x;
+    return *this = var(*this + x, std::source_location{});
   }
   template <class X>
   ADX_ALWAYS_INLINE var& operator-=(X const& x) {
-    return *this = *this - x;
+    return *this = var(*this - x, std::source_location{});
   }
   template <class X>
   ADX_ALWAYS_INLINE var& operator*=(X const& x) {
-    return *this = *this * x;
+    return *this = var(*this * x, std::source_location{});
   }
   template <class X>
   ADX_ALWAYS_INLINE var& operator/=(X const& x) {
-    return *this = *this / x;
+    return *this = var(*this / x, std::source_location{});
   }
 
   constexpr T const& val() const noexcept { return value_; }

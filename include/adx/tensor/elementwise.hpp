@@ -235,7 +235,7 @@ auto evaluate_elementwise(E expr) {
     std::vector<T> values(out.size());
     for_each_result_element(expr, sh, flat, [&](std::size_t i, auto const& e) { values[i] = e.val(); });
     index_type const first = tp.record_node(std::make_unique<elementwise_node<E, T>>(std::move(expr), sh, flat),
-                                            static_cast<index_type>(out.size()));
+                                            static_cast<index_type>(out.size()), describe_expression<E>());
     epoch_type const ep = tp.epoch();
     for (std::size_t i = 0; i < out.size(); ++i) o[i] = R::recorded(values[i], first + static_cast<index_type>(i), ep);
   } else {

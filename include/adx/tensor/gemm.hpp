@@ -40,12 +40,15 @@ T dot_n(std::size_t n, FA const& a, FB const& b) {
     V s = constant<V>(0);
     for (std::size_t k = 0; k < n; ++k) s = to_value<V>(s + a(k).val() * b(k).val());
     auto& tp = tape<V>::current();
-    index_type const idx = tp.record_n(2 * n, [&](auto& w) {
-      for (std::size_t k = 0; k < n; ++k) {
-        w.add(a(k).index(), a(k).epoch(), b(k).val());
-        w.add(b(k).index(), b(k).epoch(), a(k).val());
-      }
-    });
+    index_type const idx = tp.record_n(
+        2 * n,
+        [&](auto& w) {
+          for (std::size_t k = 0; k < n; ++k) {
+            w.add(a(k).index(), a(k).epoch(), b(k).val());
+            w.add(b(k).index(), b(k).epoch(), a(k).val());
+          }
+        },
+        "dot");
     return T::recorded(s, idx, tp.epoch());
   } else {
     T s = constant<T>(0);

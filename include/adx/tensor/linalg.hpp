@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <source_location>
 #include <vector>
 
 #include "adx/reverse/var.hpp"
@@ -114,7 +115,7 @@ tensor<S> matmul_batched(tensor<S> const& A, tensor<S> const& B, std::size_t bat
       for (std::size_t i = 0; i < c.size(); ++i) o[i] = S::constant(c[i]);
       return C;
     }
-    index_type const first = tp.record_node(std::move(nd), static_cast<index_type>(c.size()));
+    index_type const first = tp.record_node(std::move(nd), static_cast<index_type>(c.size()), "matmul");
     for (std::size_t i = 0; i < c.size(); ++i) o[i] = S::recorded(c[i], first + static_cast<index_type>(i), tp.epoch());
   } else {
     for (std::size_t q = 0; q < batch; ++q)
@@ -127,8 +128,10 @@ tensor<S> matmul_batched(tensor<S> const& A, tensor<S> const& B, std::size_t bat
 }  // namespace detail
 
 /// The matrix product (numpy's matmul rules for ranks 1 to 3).
+/// `where` (the caller's line) is for anomaly mode (reverse/anomaly.hpp).
 template <tensor_operand X, tensor_operand Y>
-auto matmul(X const& x, Y const& y) {
+auto matmul(X const& x, Y const& y, std::source_location where = std::source_location::current()) {
+  detail::anomaly_site_guard site(where);
   auto const xa = eval(x);
   auto const yb = eval(y);
   using SA = typename decltype(xa)::value_type;

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <limits>
 #include <optional>
+#include <source_location>
 #include <span>
 #include <vector>
 
@@ -160,12 +161,15 @@ S reduce_line(S const* base, std::size_t stride, std::size_t n) {
     Red::partials(std::span<T const>(x), v, p.data());
     if constexpr (ad_traits<S>::is_reverse) {
       auto& t = tape<T>::current();
-      index_type const k = t.record_n(n, [&](auto& w) {
-        for (std::size_t j = 0; j < n; ++j) {
-          S const& e = base[j * stride];
-          w.add(e.index(), e.epoch(), p[j]);
-        }
-      });
+      index_type const k = t.record_n(
+          n,
+          [&](auto& w) {
+            for (std::size_t j = 0; j < n; ++j) {
+              S const& e = base[j * stride];
+              w.add(e.index(), e.epoch(), p[j]);
+            }
+          },
+          Red::name);
       return S::recorded(v, k, t.epoch());
     } else {
       T tan = constant<T>(0);
@@ -208,14 +212,18 @@ auto reduce_axis(X const& x, long axis, bool keepdims) {
 
 }  // namespace detail
 
-#define ADX_TENSOR_REDUCTION(fn, red)                           \
-  template <tensor_operand X>                                   \
-  auto fn(X const& x) {                                         \
-    return detail::reduce_all<detail::red>(x);                  \
-  }                                                             \
-  template <tensor_operand X>                                   \
-  auto fn(X const& x, long axis, bool keepdims = false) {       \
-    return detail::reduce_axis<detail::red>(x, axis, keepdims); \
+// `where` (the caller's line) is for anomaly mode (reverse/anomaly.hpp).
+#define ADX_TENSOR_REDUCTION(fn, red)                                                 \
+  template <tensor_operand X>                                                         \
+  auto fn(X const& x, std::source_location where = std::source_location::current()) { \
+    detail::anomaly_site_guard site(where);                                           \
+    return detail::reduce_all<detail::red>(x);                                        \
+  }                                                                                   \
+  template <tensor_operand X>                                                         \
+  auto fn(X const& x, long axis, bool keepdims = false,                               \
+          std::source_location where = std::source_location::current()) {             \
+    detail::anomaly_site_guard site(where);                                           \
+    return detail::reduce_axis<detail::red>(x, axis, keepdims);                       \
   }
 /// sum(t): the sum of all elements (an S); sum(t, axis, keepdims): a tensor. Likewise below.
 ADX_TENSOR_REDUCTION(sum, sum_reduction)
@@ -229,19 +237,23 @@ ADX_TENSOR_REDUCTION(norm, norm_reduction)
 
 /// max(t) / min(t): the largest / smallest element (reductions; ties share the gradient).
 template <tensor_operand X>
-auto max(X const& x) {
+auto max(X const& x, std::source_location where = std::source_location::current()) {
+  detail::anomaly_site_guard site(where);
   return amax(x);
 }
 template <tensor_operand X>
-auto max(X const& x, long axis, bool keepdims = false) {
+auto max(X const& x, long axis, bool keepdims = false, std::source_location where = std::source_location::current()) {
+  detail::anomaly_site_guard site(where);
   return amax(x, axis, keepdims);
 }
 template <tensor_operand X>
-auto min(X const& x) {
+auto min(X const& x, std::source_location where = std::source_location::current()) {
+  detail::anomaly_site_guard site(where);
   return amin(x);
 }
 template <tensor_operand X>
-auto min(X const& x, long axis, bool keepdims = false) {
+auto min(X const& x, long axis, bool keepdims = false, std::source_location where = std::source_location::current()) {
+  detail::anomaly_site_guard site(where);
   return amin(x, axis, keepdims);
 }
 
@@ -258,7 +270,8 @@ auto stop_gradient(X const& x) {
 
 /// softmax along an axis (default the last): exp(x - max) / sum(exp(x - max)).
 template <tensor_operand X>
-auto softmax(X const& x, long axis = -1) {
+auto softmax(X const& x, long axis = -1, std::source_location where = std::source_location::current()) {
+  detail::anomaly_site_guard site(where);
   auto const t = eval(x);
   auto const m = stop_gradient(amax(t, axis, true));
   auto const e = eval(exp(t - m));
@@ -266,14 +279,16 @@ auto softmax(X const& x, long axis = -1) {
 }
 /// log_softmax along an axis (default the last): x - logsumexp(x).
 template <tensor_operand X>
-auto log_softmax(X const& x, long axis = -1) {
+auto log_softmax(X const& x, long axis = -1, std::source_location where = std::source_location::current()) {
+  detail::anomaly_site_guard site(where);
   auto const t = eval(x);
   return eval(t - logsumexp(t, axis, true));
 }
 
 /// The inner product of two rank-1 tensors of equal length.
 template <tensor_operand X, tensor_operand Y>
-auto dot(X const& x, Y const& y) {
+auto dot(X const& x, Y const& y, std::source_location where = std::source_location::current()) {
+  detail::anomaly_site_guard site(where);
   auto const a = eval(x);
   auto const b = eval(y);
   if (a.rank() != 1 || b.rank() != 1 || a.size() != b.size())
@@ -282,7 +297,8 @@ auto dot(X const& x, Y const& y) {
 }
 /// The outer product of two rank-1 tensors: [n] x [m] -> [n, m].
 template <tensor_operand X, tensor_operand Y>
-auto outer(X const& x, Y const& y) {
+auto outer(X const& x, Y const& y, std::source_location where = std::source_location::current()) {
+  detail::anomaly_site_guard site(where);
   auto const a = eval(x);
   auto const b = eval(y);
   if (a.rank() != 1 || b.rank() != 1)

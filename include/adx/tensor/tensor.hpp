@@ -17,6 +17,7 @@
 #include <memory>
 #include <new>
 #include <random>
+#include <source_location>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -25,6 +26,7 @@
 
 #include "adx/core/expr.hpp"
 #include "adx/core/traits.hpp"
+#include "adx/reverse/anomaly.hpp"
 #include "adx/tensor/shape.hpp"
 
 namespace adx {
@@ -127,15 +129,25 @@ class tensor : public detail::tensor_tag {
   static tensor scalar(S const& v) { return tensor(adx::shape{}, v); }
 
   /// Element-wise conversion (double -> var<double> makes independent variables, etc.).
+  /// `where` (the line that asked) is for anomaly mode (reverse/anomaly.hpp).
   template <class U>
-  requires(!std::is_same_v<U, S> && std::is_constructible_v<S, U const&>) explicit tensor(tensor<U> const& o)
+  requires(!std::is_same_v<U, S> && std::is_constructible_v<S, U const&>) explicit tensor(
+      tensor<U> const& o, std::source_location where = std::source_location::current())
       : tensor(o.shape()) {
-    for (std::size_t i = 0; i < n_; ++i) data_.get()[i] = S(o.data()[i]);
+    for (std::size_t i = 0; i < n_; ++i) {
+      if constexpr (std::is_constructible_v<S, U const&, std::source_location const&>)
+        data_.get()[i] = S(o.data()[i], where);
+      else
+        data_.get()[i] = S(o.data()[i]);
+    }
   }
 
-  /// Evaluates an elementwise expression (one fused loop; for var elements one statement each).
+  /// Evaluates an elementwise expression (one fused loop; for var elements one tape node).
+  /// `where` (the line that asked) is for anomaly mode (reverse/anomaly.hpp).
   template <class E>
-  requires(tensor_operand<E> && !tensor_type<E>) tensor(E const& e) {
+  requires(tensor_operand<E> && !tensor_type<E>)
+      tensor(E const& e, std::source_location where = std::source_location::current()) {
+    detail::anomaly_site_guard site(where);
     auto r = detail::evaluate_elementwise(e);
     if constexpr (std::is_same_v<decltype(r), tensor>)
       *this = std::move(r);
@@ -145,21 +157,23 @@ class tensor : public detail::tensor_tag {
   template <class E>
   requires(tensor_operand<E> && !tensor_type<E>) tensor& operator=(E const& e) { return *this = tensor(e); }
 
+  // In place, as in numpy and torch: the result must keep this tensor's shape (a right operand
+  // that would broadcast it to a larger shape is an error, not a silent reshape).
   template <class X>
   tensor& operator+=(X const& x) {
-    return *this = *this + x;
+    return assign_in_place("operator+=", *this + x);
   }
   template <class X>
   tensor& operator-=(X const& x) {
-    return *this = *this - x;
+    return assign_in_place("operator-=", *this - x);
   }
   template <class X>
   tensor& operator*=(X const& x) {
-    return *this = *this * x;
+    return assign_in_place("operator*=", *this * x);
   }
   template <class X>
   tensor& operator/=(X const& x) {
-    return *this = *this / x;
+    return assign_in_place("operator/=", *this / x);
   }
 
   // ---- shape and elements --------------------------------------------------------------------
@@ -321,6 +335,14 @@ class tensor : public detail::tensor_tag {
       std::copy_n(data_.get(), n_, fresh.get());
       data_ = std::move(fresh);
     }
+  }
+  template <class E>
+  tensor& assign_in_place(char const* op, E const& e) {
+    tensor r(e);
+    if (r.shape() != shape_)
+      detail::throw_shape_error(op, "the result would have the broadcast shape, not the left operand's", shape_,
+                                r.shape());
+    return *this = std::move(r);
   }
   std::size_t check_flat(std::size_t i) const {
     if (i >= n_) detail::throw_shape_error("operator[]", "flat index " + std::to_string(i) + " out of range", shape_);

@@ -1,0 +1,175 @@
+// adx: anomaly detection (torch.autograd.detect_anomaly). While a detect_anomaly scope is open
+// on a thread, every statement recorded there remembers its operation and the source line that
+// recorded it, and every backward sweep checks each contribution it adds: the first one that is
+// not finite (NaN or infinite) stops the sweep with an anomaly_error naming the operation, its
+// source line, the partial and the adjoint that produced it, and the input it was flowing into.
+//
+//   { adx::detect_anomaly on;  var<double> y = sqrt(x) * 2;  backward(y); }   // throws:
+//   adx: anomaly: the backward sweep produced inf ... statement 2, mul(sqrt(x), c), recorded at f.cpp:12 ...
+//
+// Source lines come from std::source_location: a var's declaration or assignment from an
+// expression (`var<double> y = ...;`, `y = ...;`), an independent variable's creation, a
+// tensor's construction from an expression, matmul and the reductions. A compound assignment
+// (`y += ...`) and statements adx records on its own behalf name their operation only.
+// Outside a detect_anomaly scope nothing is recorded and the sweep is unchanged.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <source_location>
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+#include "adx/core/error.hpp"
+#include "adx/core/expr.hpp"
+
+namespace adx {
+
+/// Where a statement came from: its operation ("mul(sqrt(x), c)": x an active operand, c a
+/// constant) and the source line that recorded it (line 0 when not known).
+struct statement_origin {
+  char const* operation = nullptr;
+  std::source_location where{};
+  bool known() const noexcept { return operation != nullptr; }
+  bool located() const noexcept { return where.line() != 0; }
+};
+
+/// A non-finite adjoint found by a sweep in anomaly mode.
+class anomaly_error : public gradient_error {
+ public:
+  anomaly_error(std::string const& message, std::uint32_t statement, statement_origin origin, std::uint32_t input,
+                statement_origin input_origin)
+      : gradient_error(message), statement_(statement), origin_(origin), input_(input), input_origin_(input_origin) {}
+  /// The statement (or the first output of the tensor operation) whose adjoint code produced it.
+  std::uint32_t statement() const noexcept { return statement_; }
+  statement_origin const& origin() const noexcept { return origin_; }
+  /// The statement whose adjoint became non-finite (0 for a non-finite seed).
+  std::uint32_t input() const noexcept { return input_; }
+  statement_origin const& input_origin() const noexcept { return input_origin_; }
+
+ private:
+  std::uint32_t statement_;
+  statement_origin origin_;
+  std::uint32_t input_;
+  statement_origin input_origin_;
+};
+
+namespace detail {
+
+inline int& anomaly_depth() noexcept {
+  thread_local int depth = 0;
+  return depth;
+}
+/// Whether the calling thread is in anomaly mode.
+inline bool anomaly_mode() noexcept { return anomaly_depth() > 0; }
+
+/// The source line of the tensor-level call under way (set by tensor entry points in anomaly
+/// mode, so that the tape nodes they record can name it).
+inline std::source_location& anomaly_site() noexcept {
+  thread_local std::source_location site{};
+  return site;
+}
+/// Sets anomaly_site() for the duration of a tensor-level call (only in anomaly mode; the
+/// outermost call wins, so a reduction inside softmax reports softmax's caller).
+class anomaly_site_guard {
+ public:
+  explicit anomaly_site_guard(std::source_location where) noexcept {
+    if (anomaly_mode() && anomaly_site().line() == 0) {
+      anomaly_site() = where;
+      set_ = true;
+    }
+  }
+  anomaly_site_guard(anomaly_site_guard const&) = delete;
+  anomaly_site_guard& operator=(anomaly_site_guard const&) = delete;
+  ~anomaly_site_guard() {
+    if (set_) anomaly_site() = std::source_location{};
+  }
+
+ private:
+  bool set_ = false;
+};
+
+/// The parts of an expression node type: a rule (a class with a name) and its operands. This
+/// covers the scalar expr<Rule, Ops...> and the tensor expression nodes alike.
+template <class X>
+struct node_parts : std::false_type {};
+template <template <class...> class N, class Rule, class... Ops>
+requires requires { Rule::name; }
+struct node_parts<N<Rule, Ops...>> : std::true_type {
+  static void describe(std::string& out);
+};
+
+/// Whether an operand leaf holds constants: const_leaf, and the tensor layer's leaves over plain
+/// numbers (tensor_leaf<double>, scalar_leaf<double>); an AD scalar is an active operand.
+template <class X>
+struct constant_leaf : is_const_leaf<X> {};
+template <template <class> class L, class A>
+requires(!ad_scalar<L<A>>) struct constant_leaf<L<A>> : std::bool_constant<std::is_arithmetic_v<A>> {
+};
+
+template <class X>
+void describe_into(std::string& out) {
+  if constexpr (node_parts<X>::value)
+    node_parts<X>::describe(out);
+  else
+    out += constant_leaf<X>::value ? 'c' : 'x';
+}
+
+template <template <class...> class N, class Rule, class... Ops>
+requires requires { Rule::name; }
+void node_parts<N<Rule, Ops...>>::describe(std::string& out) {
+  out += Rule::name;
+  out += '(';
+  bool first = true;
+  ((out += first ? "" : ", ", first = false, describe_into<Ops>(out)), ...);
+  out += ')';
+}
+
+/// The operation of expression type E as text, built once per type.
+template <class E>
+char const* describe_expression() {
+  static std::string const text = [] {
+    std::string s;
+    describe_into<E>(s);
+    return s;
+  }();
+  return text.c_str();
+}
+
+inline std::string describe_origin(std::uint32_t statement, statement_origin const& o) {
+  std::ostringstream os;
+  os << "statement " << statement;
+  if (!o.known()) {
+    os << " (recorded outside anomaly mode)";
+    return os.str();
+  }
+  os << ", " << o.operation;
+  if (o.located())
+    os << ", recorded at " << o.where.file_name() << ':' << o.where.line() << " in " << o.where.function_name();
+  else
+    os << " (no source line: a compound assignment or a statement adx recorded itself)";
+  return os.str();
+}
+
+template <class T>
+std::string number_text(T const& v) {
+  auto const x = primal_of(v);
+  if (x != x) return "nan";  // whatever its sign bit
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+}  // namespace detail
+
+/// RAII: anomaly mode on the calling thread while it lives (scopes nest).
+class detect_anomaly {
+ public:
+  detect_anomaly() noexcept { ++detail::anomaly_depth(); }
+  detect_anomaly(detect_anomaly const&) = delete;
+  detect_anomaly& operator=(detect_anomaly const&) = delete;
+  ~detect_anomaly() { --detail::anomaly_depth(); }
+};
+
+}  // namespace adx
