@@ -49,6 +49,13 @@ bool structural_zero(T const& a) {
     return false;
 }
 
+/// The no_grad switch (see adx::no_grad in var.hpp): while it is non-zero, no tape of any
+/// type on this thread records operations (record, record_n and the callers of record_node
+/// return constants instead); independent variables (new_variable) are still made.
+inline constinit thread_local unsigned no_grad_depth = 0;
+/// True unless a no_grad scope is open on this thread.
+ADX_ALWAYS_INLINE bool grad_enabled() noexcept { return no_grad_depth == 0; }
+
 /// True if a node's output adjoint a is exactly zero (the node need not run for it).
 template <class T>
 bool zero_adjoint(T const& a) {
@@ -118,6 +125,8 @@ class tape {
     constexpr std::size_t N = E::n_active;
     static_assert(N < long_statement,
                   "adx: this expression has more than 253 active operands; assign a part of it to a var first");
+    if (!detail::grad_enabled()) [[unlikely]]
+      return 0;  // no_grad: the result is a constant
     arena_.reserve(N, n_ + 1);
     writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, true, this};
     e.push(w);
@@ -140,6 +149,8 @@ class tape {
   /// calls w.add(index, epoch, partial) at most max_operands times. Returns 0 if none is active.
   template <class F>
   index_type record_n(std::size_t max_operands, F&& fill) {
+    if (!detail::grad_enabled()) [[unlikely]]
+      return 0;  // no_grad: the result is a constant
     arena_.reserve(max_operands + 1, n_ + 1);
     writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, true, this};
     fill(w);
@@ -168,8 +179,10 @@ class tape {
   };
 
   /// Records a node with `outputs` consecutive output statements; returns the first index.
+  /// Callers check detail::grad_enabled() first and make constants under no_grad.
   index_type record_node(std::unique_ptr<node> nd, index_type outputs) {
     if (outputs == 0) throw error("adx: internal: a tape node needs at least one output");
+    if (!detail::grad_enabled()) throw error("adx: internal: record_node under no_grad");
     index_type const first = n_ + 1;
     for (index_type j = 1; j < outputs; ++j) new_variable();
     arena_.reserve(1, n_ + 1);
