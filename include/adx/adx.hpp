@@ -1,5 +1,8 @@
 // adx: automatic differentiation for C++20. Includes every layer.
 #pragma once
+#include "adx/api/check.hpp"
+#include "adx/api/custom.hpp"
+#include "adx/api/functional.hpp"
 #include "adx/api/gradients.hpp"
 #include "adx/api/mindspore.hpp"
 #include "adx/api/scalar.hpp"

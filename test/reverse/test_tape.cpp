@@ -167,3 +167,22 @@ TEST_CASE("backward: seeds and errors") {
   backward(k);  // an inactive output: every adjoint is zero
   CHECK(x.adjoint() == 0.0);
 }
+
+TEST_CASE("a sweep from one element of a tensor operation's result goes through the operation") {
+  // The elements of a tensor node's result are numbered before the node's own statement; a sweep
+  // from y[0] must still run the node (it used to start below it and give zeros).
+  tape_scope<var<double>> scope;
+  tensor<var<double>> const x(tensor<double>{1.5, -2.0, 3.0});
+  tensor<var<double>> const y = x * x;
+  backward(y[0]);
+  auto const g = adjoints(x);
+  CHECK(g[0] == 3.0);
+  CHECK(g[1] == 0.0);
+  CHECK(g[2] == 0.0);
+  auto const h = autograd::grad(y[1], x[1], {}, true);
+  REQUIRE(h[0].has_value());
+  CHECK(*h[0] == -4.0);
+  tensor<var<double>> const m = matmul(x.reshape({1, 3}), x.reshape({3, 1}) * 2.0);  // [[2 |x|^2]]
+  backward(m[0]);
+  CHECK(adjoints(x)[2] == 12.0);
+}

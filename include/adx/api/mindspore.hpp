@@ -337,6 +337,7 @@ auto differentiate(F const& fn, W const& weights, SensT const* sens, std::index_
   using S = typename call_level<PosList, W, Args...>::type;
   parameter_registry<S>::refresh_all();
   std::vector<parameter<S>*> const wlist = weights_spec<W>::template all<S>(weights);
+  enable_grad recording_on;  // a transform records its own graph even inside no_grad
   frame_guard<S> frame;
 
   auto const arg_tuple = std::forward_as_tuple(args...);

@@ -72,6 +72,7 @@ requires std::is_floating_point_v<R> std::array<R, N + 1> derivative(F&& f, R x)
 template <class F, class R = double>
 std::pair<R, std::vector<R>> value_and_gradient(F&& f, std::span<R const> x) {
   tape_scope<var<R>> scope;
+  enable_grad recording_on;
   std::vector<var<R>> xs(x.begin(), x.end());
   var<R> y = f(std::as_const(xs));
   backward(y);
@@ -91,6 +92,7 @@ std::vector<R> hessian(F&& f, std::vector<R> const& x) {
   std::vector<R> h(n * n);
   for (std::size_t i = 0; i < n; ++i) {
     tape_scope<var<dual<R>>> scope;
+    enable_grad recording_on;
     std::vector<var<dual<R>>> xs;
     xs.reserve(n);
     for (std::size_t j = 0; j < n; ++j) xs.emplace_back(dual<R>(x[j], R(i == j)));
@@ -106,6 +108,7 @@ template <class F, class R>
 std::vector<R> hvp(F&& f, std::vector<R> const& x, std::vector<R> const& v) {
   detail::check_same_size("hvp", x.size(), v.size());
   tape_scope<var<dual<R>>> scope;
+  enable_grad recording_on;
   std::vector<var<dual<R>>> xs;
   xs.reserve(x.size());
   for (std::size_t j = 0; j < x.size(); ++j) xs.emplace_back(dual<R>(x[j], v[j]));

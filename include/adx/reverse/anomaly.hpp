@@ -23,6 +23,7 @@
 
 #include "adx/core/error.hpp"
 #include "adx/core/expr.hpp"
+#include "adx/reverse/modes.hpp"
 
 namespace adx {
 
@@ -56,13 +57,6 @@ class anomaly_error : public gradient_error {
 };
 
 namespace detail {
-
-inline int& anomaly_depth() noexcept {
-  thread_local int depth = 0;
-  return depth;
-}
-/// Whether the calling thread is in anomaly mode.
-inline bool anomaly_mode() noexcept { return anomaly_depth() > 0; }
 
 /// The source line of the tensor-level call under way (set by tensor entry points in anomaly
 /// mode, so that the tape nodes they record can name it).
@@ -166,10 +160,10 @@ std::string number_text(T const& v) {
 /// RAII: anomaly mode on the calling thread while it lives (scopes nest).
 class detect_anomaly {
  public:
-  detect_anomaly() noexcept { ++detail::anomaly_depth(); }
+  detect_anomaly() noexcept { detail::recording_modes += detail::anomaly_unit; }
   detect_anomaly(detect_anomaly const&) = delete;
   detect_anomaly& operator=(detect_anomaly const&) = delete;
-  ~detect_anomaly() { --detail::anomaly_depth(); }
+  ~detect_anomaly() { detail::recording_modes -= detail::anomaly_unit; }
 };
 
 }  // namespace adx

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <source_location>
 #include <string>
@@ -24,6 +25,7 @@
 #include "adx/core/expr.hpp"
 #include "adx/reverse/anomaly.hpp"
 #include "adx/reverse/arena.hpp"
+#include "adx/reverse/modes.hpp"
 
 namespace adx {
 
@@ -116,30 +118,26 @@ class tape {
 
   /// Records the statement of expression e; returns its index, or 0 if no operand is active.
   /// `where` is the source line that asked for it (kept only in anomaly mode).
+  /// Under no_grad (reverse/var.hpp) nothing is recorded and the result is a constant (0).
   template <class E>
   ADX_ALWAYS_INLINE index_type record(E const& e, std::source_location where = {}) {
-    constexpr std::size_t N = E::n_active;
-    static_assert(N < long_statement,
-                  "adx: this expression has more than 253 active operands; assign a part of it to a var first");
-    arena_.reserve(N, n_ + 1);
-    writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, true, this};
-    e.push(w);
-    if (w.n == 0) return 0;
-    index_type const k = next_index();
-    arena_.commit(static_cast<std::uint8_t>(w.n));
-    nonfinite_ |= !w.finite;
-    if (detail::anomaly_mode()) [[unlikely]]
-      note_origin(k, 1, detail::describe_expression<E>(), where);
+    // One test on the common path. The slow paths must not take e: an expression whose address
+    // escapes into a function that is not inlined is built in memory, slowing every recording.
+    if (detail::plain_recording()) [[likely]]
+      return record_statement(e);
+    if (!detail::grad_enabled()) return 0;  // no_grad: the result is a constant
+    index_type const k = record_statement(e);
+    note_if_anomaly(k, detail::describe_expression<E>(), where);
     return k;
   }
 
-  /// Records an independent variable (a statement with no operands).
+  /// Records an independent variable (a statement with no operands; made under no_grad too).
   ADX_ALWAYS_INLINE index_type new_variable(std::source_location where = {}) {
     arena_.reserve(0, n_ + 1);
     index_type const k = next_index();
     arena_.commit(0);
-    if (detail::anomaly_mode()) [[unlikely]]
-      note_origin(k, 1, "an independent variable", where);
+    if (!detail::plain_recording()) [[unlikely]]
+      if (detail::anomaly_mode()) note_origin(k, 1, "an independent variable", where);
     return k;
   }
 
@@ -148,6 +146,8 @@ class tape {
   /// `operation` names it for anomaly mode.
   template <class F>
   index_type record_n(std::size_t max_operands, F&& fill, char const* operation = "a reduction") {
+    if (!detail::grad_enabled()) [[unlikely]]
+      return 0;  // no_grad: the result is a constant
     arena_.reserve(max_operands + 1, n_ + 1);
     writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, true, this};
     fill(w);
@@ -179,9 +179,11 @@ class tape {
   };
 
   /// Records a node with `outputs` consecutive output statements; returns the first index.
-  /// `operation` names it for anomaly reports.
+  /// `operation` names it for anomaly reports. Callers check detail::grad_enabled() first and
+  /// make constants under no_grad.
   index_type record_node(std::unique_ptr<node> nd, index_type outputs, char const* operation = nullptr) {
     if (outputs == 0) throw error("adx: internal: a tape node needs at least one output");
+    if (!detail::grad_enabled()) throw error("adx: internal: record_node under no_grad");
     index_type const first = n_ + 1;
     for (index_type j = 1; j < outputs; ++j) new_variable();
     arena_.reserve(1, n_ + 1);
@@ -252,6 +254,7 @@ class tape {
   /// Zeroes the adjoints of statements 1..top and starts a sweep; add seeds, then sweep(top).
   void begin_sweep(index_type top) {
     if (top > n_) throw gradient_error("adx: backward seed index beyond the end of the tape");
+    top = through_node(top);
     if (adj_.size() < std::size_t{top} + 1) adj_.resize(std::size_t{top} + 1, detail::constant<T>(0));
     std::fill_n(adj_.begin(), std::size_t{top} + 1, detail::constant<T>(0));
     swept_ = top;
@@ -271,6 +274,7 @@ class tape {
   /// that an earlier sweep released (see release_reached) throws gradient_error.
   void sweep(index_type top, bool check_released = false) {
     check_released_ = check_released;
+    top = through_node(top);
     // With a non-finite partial or seed on the tape, follow reachability so that an unreached
     // statement cannot add 0 * inf = NaN; otherwise every contribution of an unreached
     // statement is an exact zero and the plain loop is exact.
@@ -332,6 +336,34 @@ class tape {
   }
 
  private:
+  template <class E>
+  ADX_ALWAYS_INLINE index_type record_statement(E const& e) {
+    constexpr std::size_t N = E::n_active;
+    static_assert(N < long_statement,
+                  "adx: this expression has more than 253 active operands; assign a part of it to a var first");
+    arena_.reserve(N, n_ + 1);
+    writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, true, this};
+    e.push(w);
+    if (w.n == 0) return 0;
+    index_type const k = next_index();
+    arena_.commit(static_cast<std::uint8_t>(w.n));
+    nonfinite_ |= !w.finite;
+    return k;
+  }
+  /// A sweep from an output of a tape node that is not its last (y[0] of a tensor operation)
+  /// must start at the node's own statement, which follows its outputs.
+  index_type through_node(index_type top) const noexcept {
+    if (nodes_.empty() || top < nodes_.front()->first) return top;
+    auto const it = std::upper_bound(nodes_.begin(), nodes_.end(), top,
+                                     [](index_type t, std::unique_ptr<node> const& nd) { return t < nd->first; });
+    node const& nd = **std::prev(it);  // the last node starting at or before top
+    return top < nd.first + nd.count ? nd.first + nd.count - 1 : top;
+  }
+
+  ADX_NOINLINE void note_if_anomaly(index_type k, char const* operation, std::source_location where) {
+    if (k != 0 && detail::anomaly_mode()) note_origin(k, 1, operation, where);
+  }
+
   struct frame {
     epoch_type epoch;
     index_type n;

@@ -10,6 +10,7 @@
 // is recorded on tape<double>: the gradient is itself differentiable (repeated gradients).
 #pragma once
 
+#include <cstdint>
 #include <source_location>
 #include <type_traits>
 #include <utility>
@@ -205,5 +206,37 @@ class tape_activation {
  private:
   tape<T>* prev_;
 };
+
+/// RAII, like torch.no_grad(): while one is alive on a thread, nothing that thread computes on
+/// vars or active tensors is recorded, on any tape type and at every nesting level. Results
+/// are constants (index 0): no tape growth, zero gradient, and a sweep does not reach through
+/// them. Independent variables made inside (var<T>(2.0)) still get their index, as a tensor
+/// made with requires_grad=True under torch.no_grad() is still a leaf. Nestable; per thread.
+/// Entry points that open their own recording (adx::functional, adx::grad, gradient, hessian)
+/// ignore an outer no_grad, as torch.func's transforms do: they hold an enable_grad.
+class no_grad {
+ public:
+  no_grad() noexcept { ++detail::recording_modes; }
+  no_grad(no_grad const&) = delete;
+  no_grad& operator=(no_grad const&) = delete;
+  ~no_grad() { --detail::recording_modes; }
+};
+
+/// RAII, like torch.enable_grad(): records again inside an open no_grad, until it ends.
+class enable_grad {
+ public:
+  enable_grad() noexcept : saved_(detail::recording_modes & detail::no_grad_mask) {
+    detail::recording_modes &= ~detail::no_grad_mask;
+  }
+  enable_grad(enable_grad const&) = delete;
+  enable_grad& operator=(enable_grad const&) = delete;
+  ~enable_grad() { detail::recording_modes |= saved_; }
+
+ private:
+  std::uint64_t saved_;
+};
+
+/// False while a no_grad scope is open on this thread (torch.is_grad_enabled()).
+inline bool is_grad_enabled() noexcept { return detail::grad_enabled(); }
 
 }  // namespace adx

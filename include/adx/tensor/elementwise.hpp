@@ -228,7 +228,7 @@ auto evaluate_elementwise(E expr) {
         }
       }
     });
-    if (!active || out.size() == 0) {
+    if (!active || out.size() == 0 || !grad_enabled()) {
       for_each_result_element(expr, sh, flat, [&](std::size_t i, auto const& e) { o[i] = R::constant(e.val()); });
       return out;
     }

@@ -111,7 +111,7 @@ tensor<S> matmul_batched(tensor<S> const& A, tensor<S> const& B, std::size_t bat
       gemm<T>(false, false, M, N, K, nd->a.data() + (shared_a ? 0 : q * M * K), K,
               nd->b.data() + (shared_b ? 0 : q * K * N), N, c.data() + q * M * N, N, false);
     S* o = C.data();
-    if (!(nd->active_a || nd->active_b) || c.empty()) {
+    if (!(nd->active_a || nd->active_b) || c.empty() || !grad_enabled()) {
       for (std::size_t i = 0; i < c.size(); ++i) o[i] = S::constant(c[i]);
       return C;
     }

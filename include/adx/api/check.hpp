@@ -1,0 +1,278 @@
+// adx: gradient checking, like torch.autograd.gradcheck / gradgradcheck.
+//
+//   check_grad(f, x, order = 1, options = {})  -> grad_check_report (never throws for a mismatch)
+//   gradcheck(f, x, order = 1, options = {})   -> true, or throws gradient_error naming the
+//                                                 first disagreeing element
+//
+// x is what adx::functional takes (a floating-point scalar, std::vector, tensor, or a std::tuple
+// of them); f is written over a generic scalar and must also accept plain numbers, since the
+// finite differences evaluate it on them.
+//
+// order 1: every element of the Jacobian by forward mode and by reverse mode is compared with
+//   the central difference (f(x + eps e_j) - f(x - eps e_j)) / (2 eps), and forward with reverse.
+// order 2 (f returns one element): the above, and every element of the Hessian by forward over
+//   reverse (var<dual>) and by reverse over reverse (var<var>) is compared with the central
+//   difference of the reverse-mode gradient, and the two with each other.
+// An element agrees when |a - b| <= atol + rtol |b|, b being the finite difference (or the
+// reverse-mode value when two AD results are compared), torch's allclose rule.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "adx/api/functional.hpp"
+#include "adx/core/error.hpp"
+
+namespace adx {
+
+/// Tolerances of check_grad; the defaults are torch.autograd.gradcheck's.
+struct grad_check_options {
+  double eps = 1e-6;   ///< finite-difference step
+  double atol = 1e-5;  ///< absolute tolerance
+  double rtol = 1e-3;  ///< relative tolerance
+};
+
+/// One block of derivatives compared: d out / d x_input (order 1) or d^2 out / d x_input d x_input2.
+struct grad_check_block {
+  int order = 1;
+  std::size_t input = 0;
+  std::size_t input2 = 0;    ///< order 2 only
+  double max_abs_error = 0;  ///< max |AD - reference| over the block's elements and methods
+  double max_rel_error = 0;  ///< max |AD - reference| / max(|reference|, atol)
+  bool passed = true;
+};
+
+struct grad_check_report {
+  std::vector<grad_check_block> blocks;  ///< order-1 blocks first (one per input), then order 2
+  bool passed = true;
+  std::string message;  ///< the first disagreeing element, empty when everything agrees
+  explicit operator bool() const noexcept { return passed; }
+};
+
+namespace detail {
+
+inline std::string index_text(shape const& sh, std::size_t flat) {
+  if (sh.rank() == 0) return {};  // a scalar: no index
+  std::vector<std::size_t> idx(sh.rank());
+  for (std::size_t d = sh.rank(); d-- > 0;) {
+    idx[d] = sh[d] == 0 ? 0 : flat % sh[d];
+    flat = sh[d] == 0 ? 0 : flat / sh[d];
+  }
+  std::string s = "[";
+  for (std::size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
+  return s + "]";
+}
+
+/// Compares one block: candidates (name, values) against the reference values; records the
+/// first failure in the report's message.
+struct block_checker {
+  grad_check_options const& opt;
+  grad_check_report& report;
+  grad_check_block& block;
+
+  template <class Describe>
+  void compare(std::vector<double> const& got, char const* got_name, std::vector<double> const& want,
+               char const* want_name, Describe const& describe) {
+    for (std::size_t e = 0; e < want.size(); ++e) {
+      double const a = got[e], b = want[e];
+      double const err = std::abs(a - b);
+      bool ok = err <= opt.atol + opt.rtol * std::abs(b);
+      if (std::isnan(a) || std::isnan(b)) ok = std::isnan(a) && std::isnan(b);
+      double const shown = std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
+      block.max_abs_error = std::max(block.max_abs_error, shown);
+      block.max_rel_error = std::max(block.max_rel_error, shown / std::max(std::abs(b), opt.atol));
+      if (!ok) {
+        block.passed = false;
+        if (report.passed) {
+          std::ostringstream os;
+          os.precision(10);
+          os << "adx: check_grad: " << describe(e) << ": " << got_name << " gives " << a << " but " << want_name
+             << " gives " << b << " (|difference| " << err
+             << " > atol + rtol |reference| = " << opt.atol + opt.rtol * std::abs(b) << ")";
+          report.message = os.str();
+        }
+        report.passed = false;
+      }
+    }
+  }
+};
+
+template <class T>
+std::vector<double> as_doubles(tensor<T> const& t) {
+  std::vector<double> v(t.size());
+  for (std::size_t i = 0; i < t.size(); ++i) v[i] = static_cast<double>(t.data()[i]);
+  return v;
+}
+
+/// f at xs with element j of input i moved by h.
+template <class F, class Tup>
+auto eval_shifted(F const& f, Tup const& xs, std::size_t i, std::size_t j, double h) {
+  using R = inputs_element_t<Tup>;
+  auto const xp = map_inputs<R>(
+      xs, [&](std::size_t ii, std::size_t jj, R const& r) { return ii == i && jj == j ? static_cast<R>(r + h) : r; });
+  return evaluated(call_unpacked(f, xp));
+}
+
+template <class Y>
+std::vector<double> flat_doubles(Y const& y) {
+  using K = fkind_of<Y>;
+  std::vector<double> v(K::size(y));
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<double>(K::at(y, k));
+  return v;
+}
+
+/// Names element e of a block: "d out[1] / d x[2]" or "d^2 out / d x[0][1] d x[1][2]".
+struct element_namer {
+  shape out, in, in2;
+  std::size_t input, input2;
+  bool packed;
+  int order;
+
+  std::string operator()(std::size_t e) const {
+    auto name = [&](std::size_t i) { return packed ? "x[" + std::to_string(i) + "]" : std::string("x"); };
+    std::size_t const n_in = in.size(), n_in2 = in2.size();
+    if (order == 1)
+      return "d out" + index_text(out, e / std::max<std::size_t>(n_in, 1)) + " / d " + name(input) +
+             index_text(in, n_in ? e % n_in : 0);
+    return "d^2 out / d " + name(input) + index_text(in, e / std::max<std::size_t>(n_in2, 1)) + " d " + name(input2) +
+           index_text(in2, n_in2 ? e % n_in2 : 0);
+  }
+};
+
+/// The reverse-mode gradient of f with respect to input I, at xs with element b of input j
+/// moved by h.
+template <std::size_t I, class F, class Tup>
+auto shifted_gradient(F const& f, Tup const& xs, std::size_t j, std::size_t b, double h) {
+  using R = inputs_element_t<Tup>;
+  auto const xp = map_inputs<R>(
+      xs, [&](std::size_t ii, std::size_t jj, R const& r) { return ii == j && jj == b ? static_cast<R>(r + h) : r; });
+  return std::get<I>(jacobian_reverse(f, xp));
+}
+
+template <std::size_t I, class F, class Tup, class JF, class JR>
+void check_jacobian_block(F const& f, Tup const& xs, JF const& jf, JR const& jr, bool packed,
+                          grad_check_options const& opt, grad_check_report& report) {
+  auto const fwd = as_doubles(std::get<I>(jf)), rev = as_doubles(std::get<I>(jr));
+  shape const in = fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs));
+  std::size_t const nin = in.size();
+  std::size_t const m = nin ? fwd.size() / nin : 0;
+  std::vector<double> fd(fwd.size());
+  for (std::size_t j = 0; j < nin; ++j) {
+    auto const up = flat_doubles(eval_shifted(f, xs, I, j, opt.eps));
+    auto const dn = flat_doubles(eval_shifted(f, xs, I, j, -opt.eps));
+    for (std::size_t k = 0; k < m; ++k) fd[k * nin + j] = (up[k] - dn[k]) / (2 * opt.eps);
+  }
+  shape out;
+  for (std::size_t d = 0; d + in.rank() < std::get<I>(jf).rank(); ++d) out.push_back(std::get<I>(jf).shape()[d]);
+  grad_check_block block;
+  block.order = 1;
+  block.input = I;
+  element_namer const name{out, in, {}, I, 0, packed, 1};
+  block_checker c{opt, report, block};
+  c.compare(fwd, "forward mode", fd, "the central difference", name);
+  c.compare(rev, "reverse mode", fd, "the central difference", name);
+  c.compare(fwd, "forward mode", rev, "reverse mode", name);
+  report.blocks.push_back(block);
+}
+
+template <class F, class Tup>
+void check_first_order(F const& f, Tup const& xs, bool packed, grad_check_options const& opt,
+                       grad_check_report& report) {
+  auto const jf = jacobian_impl(f, xs, functional::jacobian_strategy::forward);
+  auto const jr = jacobian_impl(f, xs, functional::jacobian_strategy::reverse);
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (check_jacobian_block<I>(f, xs, jf, jr, packed, opt, report), ...);
+  }
+  (std::make_index_sequence<std::tuple_size_v<Tup>>{});
+}
+
+template <std::size_t I, std::size_t J, class F, class Tup, class HFR, class HRR>
+void check_hessian_block(F const& f, Tup const& xs, HFR const& hfr, HRR const& hrr, bool packed,
+                         grad_check_options const& opt, grad_check_report& report) {
+  auto const fr = as_doubles(std::get<J>(std::get<I>(hfr)));
+  auto const rr = as_doubles(std::get<J>(hrr));
+  shape const in_i = fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs));
+  shape const in_j = fkind_of<std::tuple_element_t<J, Tup>>::shape_of(std::get<J>(xs));
+  std::size_t const ni = in_i.size(), nj = in_j.size();
+  std::vector<double> fd(ni * nj);
+  for (std::size_t b = 0; b < nj; ++b) {
+    auto const up = as_doubles(shifted_gradient<I>(f, xs, J, b, opt.eps));
+    auto const dn = as_doubles(shifted_gradient<I>(f, xs, J, b, -opt.eps));
+    for (std::size_t a = 0; a < ni; ++a) fd[a * nj + b] = (up[a] - dn[a]) / (2 * opt.eps);
+  }
+  grad_check_block block;
+  block.order = 2;
+  block.input = I;
+  block.input2 = J;
+  element_namer const name{{}, in_i, in_j, I, J, packed, 2};
+  block_checker c{opt, report, block};
+  c.compare(fr, "forward over reverse", fd, "the central difference of the gradient", name);
+  c.compare(rr, "reverse over reverse", fd, "the central difference of the gradient", name);
+  c.compare(fr, "forward over reverse", rr, "reverse over reverse", name);
+  report.blocks.push_back(block);
+}
+
+/// The gradient with respect to input I, as a function of all inputs (for reverse over reverse).
+template <std::size_t I, class F>
+struct gradient_of_input {
+  F const& f;
+  template <class... X>
+  auto operator()(X const&... x) const {
+    return std::get<I>(jacobian_reverse(f, std::make_tuple(x...)));
+  }
+};
+
+template <std::size_t I, class F, class Tup, class HFR>
+void check_hessian_row(F const& f, Tup const& xs, HFR const& hfr, bool packed, grad_check_options const& opt,
+                       grad_check_report& report) {
+  auto const hrr = jacobian_reverse(gradient_of_input<I, F>{f}, xs);  // reverse over reverse
+  [&]<std::size_t... J>(std::index_sequence<J...>) {
+    (check_hessian_block<I, J>(f, xs, hfr, hrr, packed, opt, report), ...);
+  }
+  (std::make_index_sequence<std::tuple_size_v<Tup>>{});
+}
+
+template <class F, class Tup>
+void check_second_order(F const& f, Tup const& xs, bool packed, grad_check_options const& opt,
+                        grad_check_report& report) {
+  auto const hfr = hessian_impl(f, xs);  // forward over reverse (throws unless one element)
+  [&]<std::size_t... I>(std::index_sequence<I...>) { (check_hessian_row<I>(f, xs, hfr, packed, opt, report), ...); }
+  (std::make_index_sequence<std::tuple_size_v<Tup>>{});
+}
+
+}  // namespace detail
+
+/// Compares forward mode, reverse mode and central finite differences (and, for order 2, the
+/// nested Hessians with the finite difference of the gradient). Never throws for a mismatch:
+/// the report says where (its message names the first disagreeing element).
+template <class F, class X>
+grad_check_report check_grad(F const& f, X const& x, int order = 1, grad_check_options const& options = {}) {
+  auto const xs = detail::inputs_tuple(x);
+  using R = detail::inputs_element_t<decltype(xs)>;
+  static_assert(std::is_floating_point_v<R>, "adx: check_grad needs floating-point inputs (finite differences)");
+  if (order != 1 && order != 2)
+    throw value_error("adx: check_grad: order must be 1 or 2, not " + std::to_string(order));
+  grad_check_report report;
+  constexpr bool packed = detail::as_tuple_t<X>::packed;
+  detail::check_first_order(f, xs, packed, options, report);
+  if (order == 2) detail::check_second_order(f, xs, packed, options, report);
+  return report;
+}
+
+/// torch.autograd.gradcheck: true when check_grad passes, else throws gradient_error with the
+/// report's message (the first disagreeing element and both values).
+template <class F, class X>
+bool gradcheck(F const& f, X const& x, int order = 1, grad_check_options const& options = {}) {
+  auto const report = check_grad(f, x, order, options);
+  if (!report.passed) throw gradient_error(report.message);
+  return true;
+}
+
+}  // namespace adx

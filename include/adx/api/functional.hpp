@@ -1,0 +1,717 @@
+// adx: function transforms in the manner of torch.func / torch.autograd.functional and JAX
+// (namespace adx::functional), and MindSpore's jvp and vjp (namespace adx, beside adx::grad).
+//
+//   functional::jacobian(f, x[, strategy])   shape out.shape + in.shape; forward or reverse mode
+//   functional::jacfwd(f, x), jacrev(f, x)   the same with the mode fixed
+//   functional::hessian(f, x)                shape in.shape + in.shape; forward-over-reverse
+//   functional::jvp(f, x, v)                 (f(x), J v), one forward pass
+//   functional::vjp(f, x)                    (f(x), vjp_fn); vjp_fn(v) = v^T J, one sweep per call
+//   functional::hvp(f, x, v)                 (f(x), H v), one forward-over-reverse sweep
+//   jvp(fn, inputs, v[, has_aux])            mindspore.jvp
+//   vjp(fn, inputs...[, has_aux])            mindspore.vjp
+//
+// x is a floating-point scalar R, a std::vector<R> or a tensor<R>, or a std::tuple of them (then
+// f takes them as separate arguments, and jacobian gives a std::tuple, hessian a tuple of
+// tuples H[i][j]). f is written over a generic scalar (a lambda taking `auto const&`): it is
+// called with dual<R>, var<R> or var<dual<R>> in the same containers, and returns a scalar, a
+// std::vector or a tensor (or an expression of them). R may itself be an AD type, so the
+// transforms nest (jacobian of a jacobian).
+//
+// Each call opens its own recording (on tape<R> only, so that what a nested sweep records on
+// the tapes below stays usable) and holds an enable_grad: an outer no_grad does not apply to it.
+// vjp keeps its recording in a private tape owned by vjp_fn (shared by its copies), so vjp_fn
+// may be called any number of times, later, after other recordings; f must then use only its
+// arguments and plain constants (a var captured from another recording is a stale_variable_error).
+// vjp_fn is used by one thread at a time.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "adx/api/gradients.hpp"
+#include "adx/api/mindspore.hpp"
+#include "adx/core/error.hpp"
+#include "adx/forward/dual.hpp"
+#include "adx/reverse/var.hpp"
+#include "adx/tensor/elementwise.hpp"
+#include "adx/tensor/tensor.hpp"
+
+namespace adx {
+namespace functional {
+
+/// How jacobian computes: automatic takes forward mode (one pass per input element) when the
+/// inputs have fewer elements than the output, reverse mode (one sweep per output element)
+/// otherwise.
+enum class jacobian_strategy { automatic, forward, reverse };
+
+}  // namespace functional
+
+namespace detail {
+
+// ---- containers: a scalar, a std::vector or a tensor, with an element type ------------------
+
+template <class X>
+struct fkind {  // a scalar
+  using element = X;
+  template <class E>
+  using with = E;
+  static shape shape_of(X const&) { return {}; }
+  static std::size_t size(X const&) { return 1; }
+  static X const& at(X const& x, std::size_t) { return x; }
+  /// The same container with element g(i, x_i) of type E.
+  template <class E, class G>
+  static E map(X const& x, G&& g) {
+    return g(std::size_t{0}, x);
+  }
+};
+template <class X, class A>
+struct fkind<std::vector<X, A>> {
+  using element = X;
+  template <class E>
+  using with = std::vector<E>;
+  static shape shape_of(std::vector<X, A> const& x) { return shape{x.size()}; }
+  static std::size_t size(std::vector<X, A> const& x) { return x.size(); }
+  static X const& at(std::vector<X, A> const& x, std::size_t i) { return x[i]; }
+  template <class E, class G>
+  static std::vector<E> map(std::vector<X, A> const& x, G&& g) {
+    std::vector<E> r;
+    r.reserve(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) r.push_back(g(i, x[i]));
+    return r;
+  }
+};
+template <class X>
+struct fkind<tensor<X>> {
+  using element = X;
+  template <class E>
+  using with = tensor<E>;
+  static shape shape_of(tensor<X> const& x) { return x.shape(); }
+  static std::size_t size(tensor<X> const& x) { return x.size(); }
+  static X const& at(tensor<X> const& x, std::size_t i) { return x.data()[i]; }
+  template <class E, class G>
+  static tensor<E> map(tensor<X> const& x, G&& g) {
+    tensor<E> r(x.shape());
+    E* o = r.data();
+    for (std::size_t i = 0; i < x.size(); ++i) o[i] = g(i, x.data()[i]);
+    return r;
+  }
+};
+
+template <class X>
+using fkind_of = fkind<std::remove_cvref_t<X>>;
+template <class X>
+using element_of = typename fkind_of<X>::element;
+
+/// An input of a transform: a floating-point or AD scalar, or a std::vector / tensor of one.
+template <class X>
+inline constexpr bool transform_input = std::is_floating_point_v<element_of<X>> || ad_scalar<element_of<X>>;
+
+template <class X>
+struct as_tuple_t {
+  using type = std::tuple<X>;
+  static constexpr bool packed = false;
+};
+template <class... X>
+struct as_tuple_t<std::tuple<X...>> {
+  using type = std::tuple<X...>;
+  static constexpr bool packed = true;
+};
+
+/// The inputs as a std::tuple (one input becomes a 1-tuple).
+template <class X>
+auto inputs_tuple(X const& x) {
+  if constexpr (as_tuple_t<X>::packed)
+    return x;
+  else
+    return std::tuple<X>(x);
+}
+
+/// The common element type R of a tuple of inputs (all must share it).
+template <class Tup>
+struct inputs_element;
+template <class X0, class... X>
+struct inputs_element<std::tuple<X0, X...>> {
+  using type = element_of<X0>;
+  static_assert((transform_input<X0> && ... && transform_input<X>),
+                "adx: an input of a transform must be a floating-point (or AD) scalar, or a std::vector or tensor of "
+                "one");
+  static_assert((std::is_same_v<element_of<X>, type> && ...),
+                "adx: the inputs of a transform must have one element type (say all double)");
+};
+template <class Tup>
+using inputs_element_t = typename inputs_element<std::remove_cvref_t<Tup>>::type;
+
+template <class F, class Tup>
+decltype(auto) call_unpacked(F const& f, Tup const& t) {
+  return std::apply([&](auto const&... x) -> decltype(auto) { return f(x...); }, t);
+}
+
+/// Every input mapped to element type E by g(input number, element number, element).
+template <class E, class Tup, class G>
+auto map_inputs(Tup const& xs, G const& g) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::make_tuple(fkind_of<std::tuple_element_t<I, Tup>>::template map<E>(
+        std::get<I>(xs), [&](std::size_t j, auto const& e) { return g(I, j, e); })...);
+  }
+  (std::make_index_sequence<std::tuple_size_v<Tup>>{});
+}
+
+template <class Tup>
+std::vector<std::size_t> input_sizes(Tup const& xs) {
+  return std::apply([](auto const&... x) { return std::vector<std::size_t>{fkind_of<decltype(x)>::size(x)...}; }, xs);
+}
+
+/// An output element taken to the scalar S (a constant if f returned something inactive).
+template <class S, class E>
+S output_element(E const& e) {
+  if constexpr (std::is_same_v<E, S>)
+    return e;
+  else
+    return to_value<S>(e);
+}
+
+/// f's result evaluated: expressions recorded or computed into their scalar or tensor.
+template <class Y>
+auto evaluated(Y&& y) {
+  return to_active(y);
+}
+
+/// The output at level S taken one level down (its values), in the same container.
+template <class S, class Y>
+auto output_values(Y const& y) {
+  using K = fkind_of<Y>;
+  using R = value_type_t<S>;
+  return K::template map<R>(y, [](std::size_t, auto const& e) { return output_element<S>(e).val(); });
+}
+
+inline shape concat(shape a, shape const& b) {
+  for (std::size_t d : b) a.push_back(d);
+  return a;
+}
+
+/// "adx: functional::jvp: v has shape [3] but x has shape [2]"
+inline void check_direction(char const* api, std::string const& v_name, shape const& v, std::string const& x_name,
+                            shape const& x) {
+  if (!(v == x))
+    throw shape_error(std::string("adx: ") + api + ": " + v_name + " has shape " + v.str() + " but " + x_name +
+                      " has shape " + x.str());
+}
+
+template <class Tup, class VTup>
+void check_directions(char const* api, Tup const& xs, VTup const& vs, bool packed, char const* v_name = "v",
+                      char const* x_name = "x") {
+  static_assert(std::tuple_size_v<Tup> == std::tuple_size_v<VTup>, "adx: the direction needs one entry per input");
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    auto name = [&](char const* base, std::size_t i) {
+      return packed ? std::string(base) + "[" + std::to_string(i) + "]" : std::string(base);
+    };
+    (check_direction(api, name(v_name, I), fkind_of<std::tuple_element_t<I, VTup>>::shape_of(std::get<I>(vs)),
+                     name(x_name, I), fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))),
+     ...);
+  }
+  (std::make_index_sequence<std::tuple_size_v<Tup>>{});
+}
+
+/// Starts a sweep of tp from the end of its recording (the transforms' own frame, which holds
+/// f's recording only), so that one top serves every output element.
+template <class T>
+index_type begin_full_sweep(tape<T>& tp) {
+  index_type const top = tp.size();
+  tp.begin_sweep(top);
+  return top;
+}
+
+// ---- jacobian ------------------------------------------------------------------------------
+
+template <class R, class Tup>
+auto jacobian_tensors(Tup const& xs, shape const& out, std::vector<std::vector<R>>& blocks) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::make_tuple(
+        tensor<R>(concat(out, fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))), blocks[I])...);
+  }
+  (std::make_index_sequence<std::tuple_size_v<Tup>>{});
+}
+
+/// Reverse mode: one recording, one sweep per output element.
+template <class F, class Tup>
+auto jacobian_reverse(F const& f, Tup const& xs) {
+  using R = inputs_element_t<Tup>;
+  using S = var<R>;
+  enable_grad recording_on;
+  frame_guard<R> frame;
+  auto const xv = map_inputs<S>(xs, [](std::size_t, std::size_t, R const& r) { return S(r); });
+  auto const y = evaluated(call_unpacked(f, xv));
+  using YK = fkind_of<decltype(y)>;
+  std::size_t const m = YK::size(y);
+  auto const n = input_sizes(xs);
+  std::vector<std::vector<R>> blocks(n.size());
+  for (std::size_t i = 0; i < n.size(); ++i) blocks[i].assign(m * n[i], constant<R>(0));
+  auto& tp = tape<R>::current();
+  for (std::size_t k = 0; k < m; ++k) {
+    S const yk = output_element<S>(YK::at(y, k));
+    if (yk.index() == 0) continue;  // a constant output: its row is zero
+    index_type const top = begin_full_sweep(tp);
+    tp.seed(yk.index(), yk.epoch(), constant<R>(1));
+    tp.sweep(top);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (
+          [&] {
+            auto const& x = std::get<I>(xv);
+            using XK = fkind_of<decltype(x)>;
+            for (std::size_t j = 0; j < n[I]; ++j) blocks[I][k * n[I] + j] = XK::at(x, j).adjoint();
+          }(),
+          ...);
+    }
+    (std::make_index_sequence<std::tuple_size_v<Tup>>{});
+  }
+  return jacobian_tensors<R>(xs, YK::shape_of(y), blocks);
+}
+
+/// Forward mode: one pass per input element (column); `c` numbers the elements of all inputs
+/// in order, and c == npos seeds nothing (to learn the output's shape).
+template <class F, class Tup>
+auto forward_column(F const& f, Tup const& xs, std::size_t c) {
+  using R = inputs_element_t<Tup>;
+  using D = dual<R>;
+  auto const n = input_sizes(xs);
+  std::vector<std::size_t> offset(n.size() + 1, 0);
+  for (std::size_t i = 0; i < n.size(); ++i) offset[i + 1] = offset[i] + n[i];
+  auto const xd = map_inputs<D>(
+      xs, [&](std::size_t i, std::size_t j, R const& r) { return D(r, constant<R>(offset[i] + j == c ? 1 : 0)); });
+  return evaluated(call_unpacked(f, xd));
+}
+
+template <class F, class Tup>
+auto jacobian_impl(F const& f, Tup const& xs, functional::jacobian_strategy strategy) {
+  using R = inputs_element_t<Tup>;
+  using D = dual<R>;
+  using functional::jacobian_strategy;
+  if (strategy == jacobian_strategy::reverse) return jacobian_reverse(f, xs);
+  enable_grad recording_on;  // for nested R (dual<var<...>>)
+  auto const n = input_sizes(xs);
+  std::size_t n_total = 0;
+  for (std::size_t k : n) n_total += k;
+  // the first column tells the output's size, which decides the automatic strategy
+  auto const y0 = forward_column(f, xs, n_total > 0 ? 0 : static_cast<std::size_t>(-1));
+  using YK = fkind_of<decltype(y0)>;
+  std::size_t const m = YK::size(y0);
+  if (strategy == jacobian_strategy::automatic && !(n_total < m)) return jacobian_reverse(f, xs);
+  std::vector<std::vector<R>> blocks(n.size());
+  for (std::size_t i = 0; i < n.size(); ++i) blocks[i].assign(m * n[i], constant<R>(0));
+  std::size_t i = 0, j = 0;
+  for (std::size_t c = 0; c < n_total; ++c) {
+    while (j == n[i]) ++i, j = 0;
+    auto const y = c == 0 ? y0 : forward_column(f, xs, c);
+    if (YK::size(y) != m) throw error("adx: functional::jacobian: f returned outputs of different sizes");
+    for (std::size_t k = 0; k < m; ++k) blocks[i][k * n[i] + j] = output_element<D>(YK::at(y, k)).tangent();
+    ++j;
+  }
+  return jacobian_tensors<R>(xs, YK::shape_of(y0), blocks);
+}
+
+template <class Tup, class Out>
+auto unpack_if_single(Out&& o) {
+  if constexpr (as_tuple_t<Tup>::packed)
+    return std::forward<Out>(o);
+  else
+    return std::get<0>(std::forward<Out>(o));
+}
+
+// ---- hessian -------------------------------------------------------------------------------
+
+template <class F, class Tup>
+auto hessian_impl(F const& f, Tup const& xs) {
+  using R = inputs_element_t<Tup>;
+  using D = dual<R>;
+  using S = var<D>;
+  constexpr std::size_t N = std::tuple_size_v<Tup>;
+  enable_grad recording_on;
+  auto const n = input_sizes(xs);
+  // blocks[i][j]: d^2 f / dx_i dx_j, row-major (elements of x_i) x (elements of x_j)
+  std::vector<std::vector<std::vector<R>>> blocks(N, std::vector<std::vector<R>>(N));
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t j = 0; j < N; ++j) blocks[i][j].assign(n[i] * n[j], constant<R>(0));
+  for (std::size_t jb = 0; jb < N; ++jb) {
+    for (std::size_t e = 0; e < n[jb]; ++e) {  // column e of input jb: tangent one there
+      frame_guard<D> frame;
+      auto const xv = map_inputs<S>(xs, [&](std::size_t i, std::size_t j, R const& r) {
+        return S(D(r, constant<R>(i == jb && j == e ? 1 : 0)));
+      });
+      auto const y = evaluated(call_unpacked(f, xv));
+      using YK = fkind_of<decltype(y)>;
+      if (YK::size(y) != 1)
+        throw value_error(
+            "adx: functional::hessian: The Tensor returned by the function given to hessian should contain a single "
+            "element (it has shape " +
+            YK::shape_of(y).str() + ")");
+      S const y0 = output_element<S>(YK::at(y, 0));
+      if (y0.index() == 0) continue;  // a constant: zero Hessian
+      auto& tp = tape<D>::current();
+      index_type const top = begin_full_sweep(tp);
+      tp.seed(y0.index(), y0.epoch(), constant<D>(1));
+      tp.sweep(top);
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (
+            [&] {
+              auto const& x = std::get<I>(xv);
+              using XK = fkind_of<decltype(x)>;
+              for (std::size_t a = 0; a < n[I]; ++a) blocks[I][jb][a * n[jb] + e] = XK::at(x, a).adjoint().tangent();
+            }(),
+            ...);
+      }
+      (std::make_index_sequence<N>{});
+    }
+  }
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    auto row = [&]<std::size_t Ii>(std::integral_constant<std::size_t, Ii>) {
+      auto const si = fkind_of<std::tuple_element_t<Ii, Tup>>::shape_of(std::get<Ii>(xs));
+      return std::make_tuple(
+          tensor<R>(concat(si, fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))), blocks[Ii][I])...);
+    };
+    return std::make_tuple(row(std::integral_constant<std::size_t, I>{})...);
+  }
+  (std::make_index_sequence<N>{});
+}
+
+// ---- jvp -----------------------------------------------------------------------------------
+
+/// f's result at level D = dual<R> as (values, tangents), each in f's container.
+template <class D, class Y>
+auto split_dual(Y const& y) {
+  using R = value_type_t<D>;
+  using K = fkind_of<Y>;
+  return std::make_pair(
+      K::template map<R>(y, [](std::size_t, auto const& e) { return output_element<D>(e).val(); }),
+      K::template map<R>(y, [](std::size_t, auto const& e) { return output_element<D>(e).tangent(); }));
+}
+
+template <class Tup, class VTup>
+auto lift_with_tangents(Tup const& xs, VTup const& vs) {
+  using R = inputs_element_t<Tup>;
+  using D = dual<R>;
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::make_tuple(
+        fkind_of<std::tuple_element_t<I, Tup>>::template map<D>(std::get<I>(xs), [&](std::size_t j, R const& r) {
+          return D(r, to_value<R>(fkind_of<std::tuple_element_t<I, VTup>>::at(std::get<I>(vs), j)));
+        })...);
+  }
+  (std::make_index_sequence<std::tuple_size_v<Tup>>{});
+}
+
+// ---- vjp: a recording kept in a private tape -----------------------------------------------
+
+/// The recording behind a vjp_fn: its own tape<R>, the inputs as variables on it and the
+/// differentiated outputs.
+template <class R, class XV, class YV>
+struct vjp_state {
+  tape<R> tp;
+  XV xv;  // std::tuple of the inputs as var<R> containers
+  YV ys;  // std::tuple of the differentiated outputs (evaluated, at level var<R>)
+};
+
+/// Records fn on a fresh private tape. Returns the state and every output of fn (a tuple).
+template <class F, class Tup>
+auto record_private(F const& fn, Tup const& xs) {
+  using R = inputs_element_t<Tup>;
+  using S = var<R>;
+  enable_grad recording_on;
+  auto tp = std::make_unique<tape<R>>();
+  tape_activation<R> active(*tp);
+  auto xv = map_inputs<S>(xs, [](std::size_t, std::size_t, R const& r) { return S(r); });
+  auto outs = outputs_tuple(call_unpacked(fn, xv));
+  return std::make_tuple(std::move(tp), std::move(xv), std::move(outs));
+}
+
+/// Sweeps the private tape with cotangents vs (one per differentiated output) and returns the
+/// inputs' cotangents as a tuple of containers of R.
+template <class R, class XV, class YV, class VTup>
+auto sweep_private(tape<R>& tp, XV const& xv, YV const& ys, VTup const& vs, char const* api) {
+  using S = var<R>;
+  enable_grad recording_on;
+  tape_activation<R> active(tp);
+  constexpr std::size_t M = std::tuple_size_v<YV>;
+  static_assert(std::tuple_size_v<VTup> == M, "adx: vjp_fn needs one cotangent per differentiated output");
+  [&]<std::size_t... K>(std::index_sequence<K...>) {
+    (
+        [&] {
+          auto const& y = std::get<K>(ys);
+          auto const& v = std::get<K>(vs);
+          using YK = fkind_of<decltype(y)>;
+          using VK = fkind_of<decltype(v)>;
+          std::string const vname = M > 1 ? "v[" + std::to_string(K) + "]" : "v";
+          std::string const oname = M > 1 ? "output " + std::to_string(K) : "the output";
+          check_direction(api, vname, VK::shape_of(v), oname, YK::shape_of(y));
+        }(),
+        ...);
+  }
+  (std::make_index_sequence<M>{});
+  index_type const top = begin_full_sweep(tp);
+  [&]<std::size_t... K>(std::index_sequence<K...>) {
+    (
+        [&] {
+          auto const& y = std::get<K>(ys);
+          auto const& v = std::get<K>(vs);
+          using YK = fkind_of<decltype(y)>;
+          using VK = fkind_of<decltype(v)>;
+          for (std::size_t i = 0; i < YK::size(y); ++i) {
+            S const e = output_element<S>(YK::at(y, i));
+            if (e.index()) tp.seed(e.index(), e.epoch(), to_value<R>(VK::at(v, i)));
+          }
+        }(),
+        ...);
+  }
+  (std::make_index_sequence<M>{});
+  tp.sweep(top);
+  return std::apply(
+      [&](auto const&... x) {
+        return std::make_tuple(fkind_of<decltype(x)>::template map<R>(
+            x, [&](std::size_t, S const& e) { return tp.adjoint(e.index(), e.epoch()); })...);
+      },
+      xv);
+}
+
+/// vjp_fn: holds the recording; calling it sweeps once. Single: one input, one output (the
+/// torch.func shape returns the bare cotangent); otherwise tuples.
+template <class R, class XV, class YV, bool SingleIn, bool SingleOut>
+class vjp_function {
+ public:
+  vjp_function(std::shared_ptr<tape<R>> tp, XV xv, YV ys, char const* api)
+      : tp_(std::move(tp)), xv_(std::move(xv)), ys_(std::move(ys)), api_(api) {}
+
+  template <class V>
+  auto operator()(V const& v) const {
+    auto vs = [&] {
+      if constexpr (SingleOut)
+        return std::tuple<V const&>(v);
+      else
+        return v;
+    }();
+    auto g = sweep_private(*tp_, xv_, ys_, vs, api_);
+    if constexpr (SingleIn)
+      return std::move(std::get<0>(g));
+    else
+      return g;
+  }
+
+ private:
+  std::shared_ptr<tape<R>> tp_;
+  XV xv_;
+  YV ys_;
+  char const* api_;
+};
+
+template <bool SingleIn, bool SingleOut, class R, class XV, class YV>
+auto make_vjp_function(std::unique_ptr<tape<R>> tp, XV xv, YV ys, char const* api) {
+  return vjp_function<R, XV, YV, SingleIn, SingleOut>(std::shared_ptr<tape<R>>(std::move(tp)), std::move(xv),
+                                                      std::move(ys), api);
+}
+
+template <class S, class Outs>
+auto outputs_values(Outs const& outs) {
+  return std::apply([](auto const&... o) { return std::make_tuple(output_values<S>(o)...); }, outs);
+}
+
+/// MindSpore's aux for jvp and vjp: the 2nd output itself if there are exactly two, else the
+/// tuple of outputs 2..n.
+template <class Values>
+auto ms_aux(Values&& v) {
+  constexpr std::size_t n = std::tuple_size_v<std::remove_cvref_t<Values>>;
+  if constexpr (n == 2)
+    return std::move(std::get<1>(v));
+  else
+    return aux_part(std::forward<Values>(v));
+}
+
+template <class A>
+constexpr bool aux_flag() {
+  return flag_value<A>();
+}
+
+}  // namespace detail
+
+namespace functional {
+
+/// The Jacobian of f at x: a tensor<R> of shape out.shape + in.shape (a std::tuple of them,
+/// one per input, for a tuple x). Forward mode (one pass per input element) when the inputs
+/// have fewer elements than the output, reverse mode (one sweep per output element) otherwise,
+/// unless a strategy is given. Scalars have shape [], std::vectors [n].
+template <class F, class X>
+auto jacobian(F const& f, X const& x, jacobian_strategy strategy = jacobian_strategy::automatic) {
+  auto const xs = detail::inputs_tuple(x);
+  return detail::unpack_if_single<X>(detail::jacobian_impl(f, xs, strategy));
+}
+/// jax.jacfwd: the Jacobian by forward mode.
+template <class F, class X>
+auto jacfwd(F const& f, X const& x) {
+  return jacobian(f, x, jacobian_strategy::forward);
+}
+/// jax.jacrev: the Jacobian by reverse mode.
+template <class F, class X>
+auto jacrev(F const& f, X const& x) {
+  return jacobian(f, x, jacobian_strategy::reverse);
+}
+
+/// The Hessian of f at x: shape in.shape + in.shape, by forward-over-reverse (one recording
+/// and sweep of var<dual<R>> per input element). f must return one element (a scalar or a
+/// one-element tensor), else value_error. A tuple x gives a tuple of tuples H[i][j].
+template <class F, class X>
+auto hessian(F const& f, X const& x) {
+  auto const xs = detail::inputs_tuple(x);
+  auto h = detail::hessian_impl(f, xs);
+  if constexpr (detail::as_tuple_t<X>::packed)
+    return h;
+  else
+    return std::get<0>(std::get<0>(std::move(h)));
+}
+
+/// (f(x), J v) by one forward pass; v has x's structure and shapes (else shape_error naming v).
+template <class F, class X, class V>
+auto jvp(F const& f, X const& x, V const& v) {
+  auto const xs = detail::inputs_tuple(x);
+  auto const vs = detail::inputs_tuple(v);
+  using R = detail::inputs_element_t<decltype(xs)>;
+  detail::check_directions("functional::jvp", xs, vs, detail::as_tuple_t<X>::packed);
+  enable_grad recording_on;
+  auto const y = detail::evaluated(detail::call_unpacked(f, detail::lift_with_tangents(xs, vs)));
+  return detail::split_dual<dual<R>>(y);
+}
+
+/// (f(x), vjp_fn) where vjp_fn(v) = v^T J (x's structure: one cotangent, or a tuple for a
+/// tuple x), v shaped like f(x). The recording is kept (in a private tape) for vjp_fn's life;
+/// each call is one sweep.
+template <class F, class X>
+auto vjp(F const& f, X const& x) {
+  auto const xs = detail::inputs_tuple(x);
+  using R = detail::inputs_element_t<decltype(xs)>;
+  auto [tp, xv, outs] = detail::record_private(f, xs);
+  static_assert(std::tuple_size_v<decltype(outs)> == 1,
+                "adx: functional::vjp takes a function with one output (use adx::vjp for MindSpore's tuples)");
+  auto value = detail::output_values<var<R>>(std::get<0>(outs));
+  return std::make_pair(std::move(value), detail::make_vjp_function<!detail::as_tuple_t<X>::packed, true>(
+                                              std::move(tp), std::move(xv), std::move(outs), "functional::vjp"));
+}
+
+/// (f(x), H v) by one forward-over-reverse sweep; f returns one element, v has x's structure.
+template <class F, class X, class V>
+auto hvp(F const& f, X const& x, V const& v) {
+  auto const xs = detail::inputs_tuple(x);
+  auto const vs = detail::inputs_tuple(v);
+  using R = detail::inputs_element_t<decltype(xs)>;
+  using D = dual<R>;
+  using S = var<D>;
+  detail::check_directions("functional::hvp", xs, vs, detail::as_tuple_t<X>::packed);
+  enable_grad recording_on;
+  detail::frame_guard<D> frame;
+  auto const xd = detail::lift_with_tangents(xs, vs);
+  auto const xv = std::apply(
+      [](auto const&... e) {
+        return std::make_tuple(
+            detail::fkind_of<decltype(e)>::template map<S>(e, [](std::size_t, D const& d) { return S(d); })...);
+      },
+      xd);
+  auto const y = detail::evaluated(detail::call_unpacked(f, xv));
+  using YK = detail::fkind_of<decltype(y)>;
+  if (YK::size(y) != 1)
+    throw value_error("adx: functional::hvp: the function must return a single element (it has shape " +
+                      YK::shape_of(y).str() + ")");
+  S const y0 = detail::output_element<S>(YK::at(y, 0));
+  if (y0.index()) {
+    auto& tp = tape<D>::current();
+    index_type const top = detail::begin_full_sweep(tp);
+    tp.seed(y0.index(), y0.epoch(), detail::constant<D>(1));
+    tp.sweep(top);
+  }
+  auto hv = std::apply(
+      [&](auto const&... e) {
+        return std::make_tuple(detail::fkind_of<decltype(e)>::template map<R>(e, [&](std::size_t, S const& s) {
+          return y0.index() ? s.adjoint().tangent() : detail::constant<R>(0);
+        })...);
+      },
+      xv);
+  return std::make_pair(y0.value().value(), detail::unpack_if_single<X>(std::move(hv)));
+}
+
+}  // namespace functional
+
+/// mindspore.jvp: (fn(inputs), J v) by forward mode. inputs is a tensor (or scalar) or a
+/// std::tuple of them, passed to fn as separate arguments; v has the same structure and shapes.
+/// With several outputs both parts are std::tuples. With has_aux only fn's first output is
+/// differentiated and the result is (out1, jvp1, aux), aux being the second output itself when
+/// fn returns exactly two, else the tuple of outputs 2..n.
+template <class F, class X, class V, class Aux = std::false_type>
+auto jvp(F const& fn, X const& inputs, V const& v, Aux = {}) {
+  constexpr bool aux = detail::aux_flag<Aux>();
+  auto const xs = detail::inputs_tuple(inputs);
+  auto const vs = detail::inputs_tuple(v);
+  static_assert(std::tuple_size_v<decltype(xs)> == std::tuple_size_v<decltype(vs)>,
+                "adx: jvp: The inputs type must be a Tensor, tuple or list of Tensors: v must have the structure of "
+                "inputs (one direction per input)");
+  using R = detail::inputs_element_t<decltype(xs)>;
+  using D = dual<R>;
+  detail::check_directions("jvp", xs, vs, detail::as_tuple_t<X>::packed, "v", "inputs");
+  enable_grad recording_on;
+  auto const outs = detail::outputs_tuple(detail::call_unpacked(fn, detail::lift_with_tangents(xs, vs)));
+  constexpr std::size_t n_out = std::tuple_size_v<decltype(outs)>;
+  static_assert(!aux || n_out >= 2, "adx: When 'has_aux' is True, origin 'fn' requires more than one outputs.");
+  auto split = std::apply([](auto const&... o) { return std::make_tuple(detail::split_dual<D>(o)...); }, outs);
+  auto values = std::apply([](auto&... p) { return std::make_tuple(std::move(p.first)...); }, split);
+  auto tangents = std::apply([](auto&... p) { return std::make_tuple(std::move(p.second)...); }, split);
+  if constexpr (aux)
+    return std::make_tuple(std::move(std::get<0>(values)), std::move(std::get<0>(tangents)),
+                           detail::ms_aux(std::move(values)));
+  else if constexpr (n_out == 1)
+    return std::make_tuple(std::move(std::get<0>(values)), std::move(std::get<0>(tangents)));
+  else
+    return std::make_tuple(std::move(values), std::move(tangents));
+}
+
+namespace detail {
+template <bool Aux, class F, class... X>
+auto ms_vjp(F const& fn, X const&... inputs) {
+  auto const xs = std::tuple<X...>(inputs...);
+  using R = inputs_element_t<std::tuple<X...>>;
+  auto [tp, xv, outs] = record_private(fn, xs);
+  constexpr std::size_t n_out = std::tuple_size_v<decltype(outs)>;
+  static_assert(!Aux || n_out >= 2, "adx: When 'has_aux' is True, origin 'fn' requires more than one outputs.");
+  auto values = outputs_values<var<R>>(outs);
+  if constexpr (Aux) {
+    auto first = std::make_tuple(std::get<0>(outs));
+    auto f = make_vjp_function<false, true>(std::move(tp), std::move(xv), std::move(first), "vjp");
+    return std::make_tuple(std::move(std::get<0>(values)), std::move(f), ms_aux(std::move(values)));
+  } else {
+    auto f = make_vjp_function<false, n_out == 1>(std::move(tp), std::move(xv), std::move(outs), "vjp");
+    if constexpr (n_out == 1)
+      return std::make_tuple(std::move(std::get<0>(values)), std::move(f));
+    else
+      return std::make_tuple(std::move(values), std::move(f));
+  }
+}
+template <class A>
+inline constexpr bool is_aux_tag = std::is_same_v<A, std::true_type> || std::is_same_v<A, std::false_type>;
+}  // namespace detail
+
+/// mindspore.vjp: (fn(inputs...), vjp_fn) by reverse mode; vjp_fn(v) returns a std::tuple with
+/// one gradient per input (v shaped like fn's output; a std::tuple of them for several outputs).
+/// A last argument adx::has_aux differentiates only the first output and returns
+/// (out1, vjp_fn, aux) with aux as for jvp. The recording lives as long as vjp_fn.
+template <class F, class... X>
+requires(sizeof...(X) > 0) auto vjp(F const& fn, X const&... inputs) {
+  using Last = std::tuple_element_t<sizeof...(X) - 1, std::tuple<X...>>;
+  if constexpr (detail::is_aux_tag<Last>) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      auto const all = std::forward_as_tuple(inputs...);
+      return detail::ms_vjp<Last::value>(fn, std::get<I>(all)...);
+    }
+    (std::make_index_sequence<sizeof...(X) - 1>{});
+  } else {
+    return detail::ms_vjp<false>(fn, inputs...);
+  }
+}
+
+}  // namespace adx
