@@ -309,7 +309,8 @@ inline bool broadcastable(shape const& a, shape const& b) {
   return true;
 }
 
-inline tensor<double> random_tensor(rng_source& src, shape const& sh, double lo, double hi) {
+template <class Source>  // rng_source, or the fuzzer's byte_source
+tensor<double> random_tensor(Source& src, shape const& sh, double lo, double hi) {
   tensor<double> t(sh);
   for (std::size_t i = 0; i < t.size(); ++i) t[i] = src.uniform(lo, hi);
   return t;
@@ -317,7 +318,8 @@ inline tensor<double> random_tensor(rng_source& src, shape const& sh, double lo,
 
 /// A random program. A candidate node is accepted if every element of its value at the inputs
 /// is finite and within [-30, 30] (and a norm is at least 0.1: away from its kink at zero).
-inline tprogram generate(rng_source& src, unsigned max_nodes = 16) {
+template <class Source>  // rng_source, or the fuzzer's byte_source
+tprogram generate(Source& src, unsigned max_nodes = 16) {
   tprogram p;
   std::size_t const m = 1 + src.pick(3), n = 1 + src.pick(4);
   shape const input_shapes[] = {shape{m, n}, shape{n}, shape{1}, shape{m, 1}, shape{}, shape{n, m}};

@@ -7,7 +7,7 @@
 //   { adx::detect_anomaly on;  var<double> y = sqrt(x) * 2;  backward(y); }   // throws:
 //   adx: anomaly: the backward sweep produced inf ... statement 2, mul(sqrt(x), c), recorded at f.cpp:12 ...
 //
-// Source lines come from std::source_location: a var's declaration or assignment from an
+// Source lines come from source_location: a var's declaration or assignment from an
 // expression (`var<double> y = ...;`, `y = ...;`), an independent variable's creation, a
 // tensor's construction from an expression, matmul and the reductions. A compound assignment
 // (`y += ...`) and statements adx records on its own behalf name their operation only.
@@ -16,10 +16,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <source_location>
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include "adx/core/source_location.hpp"
 
 #include "adx/core/error.hpp"
 #include "adx/core/expr.hpp"
@@ -31,7 +31,7 @@ namespace adx {
 /// constant) and the source line that recorded it (line 0 when not known).
 struct statement_origin {
   char const* operation = nullptr;
-  std::source_location where{};
+  source_location where{};
   bool known() const noexcept { return operation != nullptr; }
   bool located() const noexcept { return where.line() != 0; }
 };
@@ -60,15 +60,15 @@ namespace detail {
 
 /// The source line of the tensor-level call under way (set by tensor entry points in anomaly
 /// mode, so that the tape nodes they record can name it).
-inline std::source_location& anomaly_site() noexcept {
-  thread_local std::source_location site{};
+inline source_location& anomaly_site() noexcept {
+  thread_local source_location site{};
   return site;
 }
 /// Sets anomaly_site() for the duration of a tensor-level call (only in anomaly mode; the
 /// outermost call wins, so a reduction inside softmax reports softmax's caller).
 class anomaly_site_guard {
  public:
-  explicit anomaly_site_guard(std::source_location where) noexcept {
+  explicit anomaly_site_guard(source_location where) noexcept {
     if (anomaly_mode() && anomaly_site().line() == 0) {
       anomaly_site() = where;
       set_ = true;
@@ -77,7 +77,7 @@ class anomaly_site_guard {
   anomaly_site_guard(anomaly_site_guard const&) = delete;
   anomaly_site_guard& operator=(anomaly_site_guard const&) = delete;
   ~anomaly_site_guard() {
-    if (set_) anomaly_site() = std::source_location{};
+    if (set_) anomaly_site() = source_location{};
   }
 
  private:

@@ -16,10 +16,10 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
-#include <source_location>
 #include <string>
 #include <type_traits>
 #include <vector>
+#include "adx/core/source_location.hpp"
 
 #include "adx/core/error.hpp"
 #include "adx/core/expr.hpp"
@@ -120,7 +120,7 @@ class tape {
   /// `where` is the source line that asked for it (kept only in anomaly mode).
   /// Under no_grad (reverse/var.hpp) nothing is recorded and the result is a constant (0).
   template <class E>
-  ADX_ALWAYS_INLINE index_type record(E const& e, std::source_location where = {}) {
+  ADX_ALWAYS_INLINE index_type record(E const& e, source_location where = {}) {
     // One test on the common path. The slow paths must not take e: an expression whose address
     // escapes into a function that is not inlined is built in memory, slowing every recording.
     if (detail::plain_recording()) [[likely]]
@@ -132,7 +132,7 @@ class tape {
   }
 
   /// Records an independent variable (a statement with no operands; made under no_grad too).
-  ADX_ALWAYS_INLINE index_type new_variable(std::source_location where = {}) {
+  ADX_ALWAYS_INLINE index_type new_variable(source_location where = {}) {
     arena_.reserve(0, n_ + 1);
     index_type const k = next_index();
     arena_.commit(0);
@@ -360,7 +360,7 @@ class tape {
     return top < nd.first + nd.count ? nd.first + nd.count - 1 : top;
   }
 
-  ADX_NOINLINE void note_if_anomaly(index_type k, char const* operation, std::source_location where) {
+  ADX_NOINLINE void note_if_anomaly(index_type k, char const* operation, source_location where) {
     if (k != 0 && detail::anomaly_mode()) note_origin(k, 1, operation, where);
   }
 
@@ -389,7 +389,7 @@ class tape {
 
   // ---- anomaly mode (reverse/anomaly.hpp) --------------------------------------------------
 
-  void note_origin(index_type first, index_type count, char const* operation, std::source_location where) {
+  void note_origin(index_type first, index_type count, char const* operation, source_location where) {
     if (origins_.size() < std::size_t{first} + count) origins_.resize(std::size_t{first} + count);
     for (index_type j = 0; j < count; ++j) origins_[first + j] = statement_origin{operation, where};
   }

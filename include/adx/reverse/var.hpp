@@ -11,9 +11,9 @@
 #pragma once
 
 #include <cstdint>
-#include <source_location>
 #include <type_traits>
 #include <utility>
+#include "adx/core/source_location.hpp"
 
 #include "adx/core/compare.hpp"
 #include "adx/core/expr.hpp"
@@ -36,7 +36,7 @@ class var {
   /// both levels).
   template <class U>
   requires(level_v<U> < level_v<var> && std::is_constructible_v<T, U const&>)
-      var(U const& v, std::source_location where = std::source_location::current())
+      var(U const& v, source_location where = source_location::current())
       : value_(v) {
     auto& t = tape<T>::current();
     index_ = t.new_variable(where);
@@ -44,8 +44,8 @@ class var {
   }
   /// Records the expression as one statement (`where`: the line that did, for anomaly mode).
   template <ad_expression E>
-  requires std::is_same_v<ad_type_t<E>, var> ADX_ALWAYS_INLINE
-  var(E const& e, std::source_location where = std::source_location::current())
+  requires std::is_same_v<ad_type_t<E>, var> ADX_ALWAYS_INLINE var(E const& e,
+                                                                   source_location where = source_location::current())
       : value_(e.val()) {
     auto& t = tape<T>::current();
     index_ = t.record(e, where);
@@ -91,19 +91,19 @@ class var {
 
   template <class X>
   ADX_ALWAYS_INLINE var& operator+=(X const& x) {
-    return *this = var(*this + x, std::source_location{});
+    return *this = var(*this + x, source_location{});
   }
   template <class X>
   ADX_ALWAYS_INLINE var& operator-=(X const& x) {
-    return *this = var(*this - x, std::source_location{});
+    return *this = var(*this - x, source_location{});
   }
   template <class X>
   ADX_ALWAYS_INLINE var& operator*=(X const& x) {
-    return *this = var(*this * x, std::source_location{});
+    return *this = var(*this * x, source_location{});
   }
   template <class X>
   ADX_ALWAYS_INLINE var& operator/=(X const& x) {
-    return *this = var(*this / x, std::source_location{});
+    return *this = var(*this / x, source_location{});
   }
 
   constexpr T const& val() const noexcept { return value_; }

@@ -8,8 +8,8 @@
 
 #include <cstddef>
 #include <memory>
-#include <source_location>
 #include <vector>
+#include "adx/core/source_location.hpp"
 
 #include "adx/reverse/var.hpp"
 #include "adx/tensor/elementwise.hpp"
@@ -130,7 +130,7 @@ tensor<S> matmul_batched(tensor<S> const& A, tensor<S> const& B, std::size_t bat
 /// The matrix product (numpy's matmul rules for ranks 1 to 3).
 /// `where` (the caller's line) is for anomaly mode (reverse/anomaly.hpp).
 template <tensor_operand X, tensor_operand Y>
-auto matmul(X const& x, Y const& y, std::source_location where = std::source_location::current()) {
+auto matmul(X const& x, Y const& y, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   auto const xa = eval(x);
   auto const yb = eval(y);

@@ -15,9 +15,9 @@
 #include <cstddef>
 #include <limits>
 #include <optional>
-#include <source_location>
 #include <span>
 #include <vector>
+#include "adx/core/source_location.hpp"
 
 #include "adx/reverse/var.hpp"
 #include "adx/tensor/elementwise.hpp"
@@ -213,17 +213,16 @@ auto reduce_axis(X const& x, long axis, bool keepdims) {
 }  // namespace detail
 
 // `where` (the caller's line) is for anomaly mode (reverse/anomaly.hpp).
-#define ADX_TENSOR_REDUCTION(fn, red)                                                 \
-  template <tensor_operand X>                                                         \
-  auto fn(X const& x, std::source_location where = std::source_location::current()) { \
-    detail::anomaly_site_guard site(where);                                           \
-    return detail::reduce_all<detail::red>(x);                                        \
-  }                                                                                   \
-  template <tensor_operand X>                                                         \
-  auto fn(X const& x, long axis, bool keepdims = false,                               \
-          std::source_location where = std::source_location::current()) {             \
-    detail::anomaly_site_guard site(where);                                           \
-    return detail::reduce_axis<detail::red>(x, axis, keepdims);                       \
+#define ADX_TENSOR_REDUCTION(fn, red)                                                                         \
+  template <tensor_operand X>                                                                                 \
+  auto fn(X const& x, source_location where = source_location::current()) {                                   \
+    detail::anomaly_site_guard site(where);                                                                   \
+    return detail::reduce_all<detail::red>(x);                                                                \
+  }                                                                                                           \
+  template <tensor_operand X>                                                                                 \
+  auto fn(X const& x, long axis, bool keepdims = false, source_location where = source_location::current()) { \
+    detail::anomaly_site_guard site(where);                                                                   \
+    return detail::reduce_axis<detail::red>(x, axis, keepdims);                                               \
   }
 /// sum(t): the sum of all elements (an S); sum(t, axis, keepdims): a tensor. Likewise below.
 ADX_TENSOR_REDUCTION(sum, sum_reduction)
@@ -237,22 +236,22 @@ ADX_TENSOR_REDUCTION(norm, norm_reduction)
 
 /// max(t) / min(t): the largest / smallest element (reductions; ties share the gradient).
 template <tensor_operand X>
-auto max(X const& x, std::source_location where = std::source_location::current()) {
+auto max(X const& x, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   return amax(x);
 }
 template <tensor_operand X>
-auto max(X const& x, long axis, bool keepdims = false, std::source_location where = std::source_location::current()) {
+auto max(X const& x, long axis, bool keepdims = false, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   return amax(x, axis, keepdims);
 }
 template <tensor_operand X>
-auto min(X const& x, std::source_location where = std::source_location::current()) {
+auto min(X const& x, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   return amin(x);
 }
 template <tensor_operand X>
-auto min(X const& x, long axis, bool keepdims = false, std::source_location where = std::source_location::current()) {
+auto min(X const& x, long axis, bool keepdims = false, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   return amin(x, axis, keepdims);
 }
@@ -270,7 +269,7 @@ auto stop_gradient(X const& x) {
 
 /// softmax along an axis (default the last): exp(x - max) / sum(exp(x - max)).
 template <tensor_operand X>
-auto softmax(X const& x, long axis = -1, std::source_location where = std::source_location::current()) {
+auto softmax(X const& x, long axis = -1, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   auto const t = eval(x);
   auto const m = stop_gradient(amax(t, axis, true));
@@ -279,7 +278,7 @@ auto softmax(X const& x, long axis = -1, std::source_location where = std::sourc
 }
 /// log_softmax along an axis (default the last): x - logsumexp(x).
 template <tensor_operand X>
-auto log_softmax(X const& x, long axis = -1, std::source_location where = std::source_location::current()) {
+auto log_softmax(X const& x, long axis = -1, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   auto const t = eval(x);
   return eval(t - logsumexp(t, axis, true));
@@ -287,7 +286,7 @@ auto log_softmax(X const& x, long axis = -1, std::source_location where = std::s
 
 /// The inner product of two rank-1 tensors of equal length.
 template <tensor_operand X, tensor_operand Y>
-auto dot(X const& x, Y const& y, std::source_location where = std::source_location::current()) {
+auto dot(X const& x, Y const& y, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   auto const a = eval(x);
   auto const b = eval(y);
@@ -297,7 +296,7 @@ auto dot(X const& x, Y const& y, std::source_location where = std::source_locati
 }
 /// The outer product of two rank-1 tensors: [n] x [m] -> [n, m].
 template <tensor_operand X, tensor_operand Y>
-auto outer(X const& x, Y const& y, std::source_location where = std::source_location::current()) {
+auto outer(X const& x, Y const& y, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   auto const a = eval(x);
   auto const b = eval(y);

@@ -17,12 +17,12 @@
 #include <memory>
 #include <new>
 #include <random>
-#include <source_location>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
+#include "adx/core/source_location.hpp"
 
 #include "adx/core/expr.hpp"
 #include "adx/core/traits.hpp"
@@ -131,11 +131,12 @@ class tensor : public detail::tensor_tag {
   /// Element-wise conversion (double -> var<double> makes independent variables, etc.).
   /// `where` (the line that asked) is for anomaly mode (reverse/anomaly.hpp).
   template <class U>
-  requires(!std::is_same_v<U, S> && std::is_constructible_v<S, U const&>) explicit tensor(
-      tensor<U> const& o, std::source_location where = std::source_location::current())
+  requires(!std::is_same_v<U, S> &&
+           std::is_constructible_v<S, U const&>) explicit tensor(tensor<U> const& o,
+                                                                 source_location where = source_location::current())
       : tensor(o.shape()) {
     for (std::size_t i = 0; i < n_; ++i) {
-      if constexpr (std::is_constructible_v<S, U const&, std::source_location const&>)
+      if constexpr (std::is_constructible_v<S, U const&, source_location const&>)
         data_.get()[i] = S(o.data()[i], where);
       else
         data_.get()[i] = S(o.data()[i]);
@@ -146,7 +147,7 @@ class tensor : public detail::tensor_tag {
   /// `where` (the line that asked) is for anomaly mode (reverse/anomaly.hpp).
   template <class E>
   requires(tensor_operand<E> && !tensor_type<E>)
-      tensor(E const& e, std::source_location where = std::source_location::current()) {
+      tensor(E const& e, source_location where = source_location::current()) {
     detail::anomaly_site_guard site(where);
     auto r = detail::evaluate_elementwise(e);
     if constexpr (std::is_same_v<decltype(r), tensor>)
