@@ -2,7 +2,8 @@
 # adx developer entry point. On a fresh Debian machine it installs what is missing, then:
 #   scripts/dev.sh demo        build and run the demo (the seed examples)
 #   scripts/dev.sh test        build and run the whole test suite (Release, g++)
-#   scripts/dev.sh sanitize    the suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   scripts/dev.sh sanitize    the suite with clang++ under AddressSanitizer + UndefinedBehaviorSanitizer,
+#                              then libFuzzer on random programs for ADX_FUZZ_SECONDS (default 60)
 #   scripts/dev.sh bench       build the scalar benchmarks and write benchmarks/results/scalar.*
 #   scripts/dev.sh bench-tensor  build tensor_bench and write benchmarks/results/tensor.*
 #                              (ADX_BENCH_TORCH=1 also installs LibTorch, libtorch-dev)
@@ -55,11 +56,27 @@ case "${1:-}" in
     (cd build && ctest --output-on-failure -j "$jobs")
     ;;
   sanitize)
-    install_missing
-    # -O0: the heavily nested test instantiations compile 2.7x faster than at -O1 (and 3.3x less memory)
-    configure_build build-asan -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF -DCMAKE_BUILD_TYPE=Debug \
-      "-DCMAKE_CXX_FLAGS=-O0 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$jobs" -E compile_fail)
+    # clang++ with AddressSanitizer + UndefinedBehaviorSanitizer (-Werror on our targets): the
+    # whole suite, the compile-fail cases with clang++, and the libFuzzer target built in the
+    # same tree and run for ADX_FUZZ_SECONDS (default 60; 0 skips it). One clang build serves the
+    # "clang++" and "sanitizers" checks of CI. -O0: the nested test instantiations compile 2.7x
+    # faster than at -O1 and in a third of the memory.
+    install_missing clang libclang-rt-14-dev
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DADX_BUILD_BENCHMARKS=OFF \
+      -DADX_BUILD_DEMO=OFF -DADX_INSTALL=OFF -DADX_BUILD_FUZZ=ON \
+      "-DCMAKE_CXX_FLAGS=-O0 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+      >/dev/null
+    cmake --build build-asan -j "$jobs" --target adx_tests adx_reliability_tests adx_thread_tests adx_fuzz_programs
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$jobs")
+    if [ "${ADX_FUZZ_SECONDS:-60}" != 0 ]; then
+      mkdir -p build-asan/corpus
+      if ! ./build-asan/test/fuzz/adx_fuzz_programs -max_total_time="${ADX_FUZZ_SECONDS:-60}" -print_final_stats=1 \
+        -artifact_prefix=build-asan/ build-asan/corpus >build-asan/fuzz.log 2>&1; then
+        tail -60 build-asan/fuzz.log
+        exit 1
+      fi
+      grep -E "^Done|exec_per_sec" build-asan/fuzz.log
+    fi
     ;;
   bench)
     install_missing "${peers[@]}" python3 python3-matplotlib

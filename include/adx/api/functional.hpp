@@ -252,13 +252,10 @@ auto jacobian_reverse(F const& f, Tup const& xs) {
   auto const n = input_sizes(xs);
   std::vector<std::vector<R>> blocks(n.size());
   for (std::size_t i = 0; i < n.size(); ++i) blocks[i].assign(m * n[i], constant<R>(0));
-  auto& tp = tape<R>::current();
   for (std::size_t k = 0; k < m; ++k) {
     S const yk = output_element<S>(YK::at(y, k));
     if (yk.index() == 0) continue;  // a constant output: its row is zero
-    index_type const top = begin_full_sweep(tp);
-    tp.seed(yk.index(), yk.epoch(), constant<R>(1));
-    tp.sweep(top);
+    backward(yk);  // from this element alone (through the tensor operation that made it)
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (
           [&] {
@@ -352,10 +349,7 @@ auto hessian_impl(F const& f, Tup const& xs) {
             YK::shape_of(y).str() + ")");
       S const y0 = output_element<S>(YK::at(y, 0));
       if (y0.index() == 0) continue;  // a constant: zero Hessian
-      auto& tp = tape<D>::current();
-      index_type const top = begin_full_sweep(tp);
-      tp.seed(y0.index(), y0.epoch(), constant<D>(1));
-      tp.sweep(top);
+      backward(y0);
       [&]<std::size_t... I>(std::index_sequence<I...>) {
         (
             [&] {
@@ -622,10 +616,7 @@ auto hvp(F const& f, X const& x, V const& v) {
                       YK::shape_of(y).str() + ")");
   S const y0 = detail::output_element<S>(YK::at(y, 0));
   if (y0.index()) {
-    auto& tp = tape<D>::current();
-    index_type const top = detail::begin_full_sweep(tp);
-    tp.seed(y0.index(), y0.epoch(), detail::constant<D>(1));
-    tp.sweep(top);
+    backward(y0);
   }
   auto hv = std::apply(
       [&](auto const&... e) {

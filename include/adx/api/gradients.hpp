@@ -273,6 +273,20 @@ void seed_torch_outputs(sweep_plan<T>& plan, YList const& ylist, std::vector<G> 
   }
 }
 
+/// Writes the adjoints of the n elements at(i) after the last sweep to out (differentiable with
+/// create_graph, constants otherwise); returns whether the sweep reached any of them.
+template <class T, class At>
+bool collect_adjoints(tape<T> const& tp, std::size_t n, At&& at, bool create_graph, T* out) {
+  bool reached = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto const& e = at(i);
+    reached |= tp.reached(e.index());
+    T const a = tp.adjoint(e.index(), e.epoch());
+    out[i] = create_graph ? a : adx::stop_gradient(a);
+  }
+  return reached;
+}
+
 template <class Y, class G, class T>
 void backward_impl(Y const& tensors, std::vector<G> const& grad_tensors, std::optional<bool> retain_graph,
                    bool create_graph, std::vector<parameter<T>*> const& leaves) {
@@ -286,16 +300,10 @@ void backward_impl(Y const& tensors, std::vector<G> const& grad_tensors, std::op
   auto& tp = tape<T>::current();
   for (auto* p : leaves) {
     if (!p->live()) continue;  // recorded in a recording that has ended: not in this graph
-    bool reached = false;
     tensor<T> g(p->shape());
-    T* o = g.data();
-    for (std::size_t i = 0; i < p->size(); ++i) {
-      auto const& e = p->data()[i];
-      reached |= tp.reached(e.index());
-      T a = tp.adjoint(e.index(), e.epoch());
-      o[i] = create_graph ? a : adx::stop_gradient(a);
-    }
-    if (reached) p->accumulate_grad(g);
+    if (collect_adjoints(tp, p->size(), [&](std::size_t i) -> auto const& { return p->data()[i]; }, create_graph,
+                         g.data()))
+      p->accumulate_grad(g);
   }
 }
 
@@ -338,14 +346,9 @@ auto grad(Y const& outputs, X const& inputs,
 
   std::vector<std::optional<typename XA::grad>> out;
   for (auto const& x : xlist) {
-    bool connected = false;
     std::vector<T> g(XA::size(x));
-    for (std::size_t i = 0; i < g.size(); ++i) {
-      auto const& e = XA::at(x, i);
-      connected |= tp.reached(e.index());
-      T a = tp.adjoint(e.index(), e.epoch());
-      g[i] = create_graph ? a : adx::stop_gradient(a);
-    }
+    bool const connected = detail::collect_adjoints(
+        tp, g.size(), [&](std::size_t i) -> auto const& { return XA::at(x, i); }, create_graph, g.data());
     if (!connected && !allow_unused)
       throw value_error(
           "adx: autograd::grad: One of the differentiated Tensors appears to not have been used in the graph. Set "
