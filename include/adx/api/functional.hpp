@@ -255,7 +255,7 @@ auto jacobian_reverse(F const& f, Tup const& xs) {
   for (std::size_t k = 0; k < m; ++k) {
     S const yk = output_element<S>(YK::at(y, k));
     if (yk.index() == 0) continue;  // a constant output: its row is zero
-    backward(yk);  // from this element alone (through the tensor operation that made it)
+    backward(yk);                   // from this element alone (through the tensor operation that made it)
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (
           [&] {

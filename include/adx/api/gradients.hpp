@@ -301,8 +301,8 @@ void backward_impl(Y const& tensors, std::vector<G> const& grad_tensors, std::op
   for (auto* p : leaves) {
     if (!p->live()) continue;  // recorded in a recording that has ended: not in this graph
     tensor<T> g(p->shape());
-    if (collect_adjoints(tp, p->size(), [&](std::size_t i) -> auto const& { return p->data()[i]; }, create_graph,
-                         g.data()))
+    if (collect_adjoints(
+            tp, p->size(), [&](std::size_t i) -> auto const& { return p->data()[i]; }, create_graph, g.data()))
       p->accumulate_grad(g);
   }
 }
