@@ -279,7 +279,7 @@ class custom_function {
       auto& tp = tape<T>::current();
       index_type const first =
           tp.record_node(std::make_unique<node>(vjp_, std::move(vals), std::move(index), detail::custom_shape(y)),
-                         static_cast<index_type>(m));
+                         static_cast<index_type>(m), "custom_function");
       epoch_type const ep = tp.epoch();
       if constexpr (tensor_out) {
         tensor<S> r(y.shape());
