@@ -7,11 +7,11 @@
 //   ADX_RANDOM_SEED=s       only the program of seed s (printed with any failure)
 #include <doctest/doctest.h>
 
-#include <array>
-#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 
 #include "support/programs.hpp"
 #include "support/random_runs.hpp"
@@ -19,36 +19,13 @@
 namespace pg = adx_test::programs;
 
 TEST_CASE("random scalar programs: every mode and nesting agrees, and with finite differences") {
-  auto const t0 = std::chrono::steady_clock::now();
-  std::size_t programs = 0, nodes = 0, comparisons = 0, fd_loose = 0, failed = 0;
-  std::array<std::size_t, pg::n_ops> op_count{};
-  for (std::uint64_t seed : adx_test::random_seeds(1, adx_test::sanitized ? 10000 : 50000)) {
-    pg::rng_source src(seed);
-    pg::program const p = pg::generate(src);
-    pg::report const r = pg::check_program(p);
-    ++programs;
-    nodes += p.nodes.size();
-    comparisons += r.comparisons;
-    fd_loose += r.fd_loose;
-    for (auto const& n : p.nodes) ++op_count[static_cast<unsigned>(n.o)];
-    if (!r.ok()) {
-      ++failed;
-      INFO("seed " << seed << " (rerun: ADX_RANDOM_SEED=" << seed << ")\nprogram:\n"
-                   << p << "disagreements:\n"
-                   << r.failures);
-      CHECK(r.ok());
-    }
-  }
-  double const secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  MESSAGE("random scalar programs: " << programs << " checked (" << nodes << " nodes, " << comparisons
-                                     << " comparisons, " << fd_loose
-                                     << " against finite differences within their error estimate only) in " << secs
-                                     << " s; " << failed << " failed");
-  if (programs >= 1000)  // the generator reaches every operation
-    for (unsigned o = 0; o < pg::n_ops; ++o) {
-      INFO("operation " << o);
-      CHECK(op_count[o] > 0);
-    }
+  adx_test::check_random_programs("random scalar programs", adx_test::sanitized ? 10000 : 50000, pg::n_ops, 1000,
+                                  [](std::uint64_t seed) {
+                                    pg::rng_source src(seed);
+                                    pg::program p = pg::generate(src);
+                                    pg::report r = pg::check_program(p);
+                                    return std::pair{std::move(p), std::move(r)};
+                                  });
 }
 
 // What the fuzzer found (test/fuzz/fuzz_programs.cpp), kept as plain regression tests.
