@@ -218,15 +218,6 @@ void check_directions(char const* api, Tup const& xs, VTup const& vs, bool packe
   (std::make_index_sequence<std::tuple_size_v<Tup>>{});
 }
 
-/// Starts a sweep of tp from the end of its recording (the transforms' own frame, which holds
-/// f's recording only), so that one top serves every output element.
-template <class T>
-index_type begin_full_sweep(tape<T>& tp) {
-  index_type const top = tp.size();
-  tp.begin_sweep(top);
-  return top;
-}
-
 // ---- jacobian ------------------------------------------------------------------------------
 
 template <class R, class Tup>
@@ -431,6 +422,8 @@ auto sweep_private(tape<R>& tp, XV const& xv, YV const& ys, VTup const& vs, char
   tape_activation<R> active(tp);
   constexpr std::size_t M = std::tuple_size_v<YV>;
   static_assert(std::tuple_size_v<VTup> == M, "adx: vjp_fn needs one cotangent per differentiated output");
+  index_type const top = tp.size();  // the private tape holds f's recording only
+  tp.begin_sweep(top);
   [&]<std::size_t... K>(std::index_sequence<K...>) {
     (
         [&] {
@@ -441,18 +434,6 @@ auto sweep_private(tape<R>& tp, XV const& xv, YV const& ys, VTup const& vs, char
           std::string const vname = M > 1 ? "v[" + std::to_string(K) + "]" : "v";
           std::string const oname = M > 1 ? "output " + std::to_string(K) : "the output";
           check_direction(api, vname, VK::shape_of(v), oname, YK::shape_of(y));
-        }(),
-        ...);
-  }
-  (std::make_index_sequence<M>{});
-  index_type const top = begin_full_sweep(tp);
-  [&]<std::size_t... K>(std::index_sequence<K...>) {
-    (
-        [&] {
-          auto const& y = std::get<K>(ys);
-          auto const& v = std::get<K>(vs);
-          using YK = fkind_of<decltype(y)>;
-          using VK = fkind_of<decltype(v)>;
           for (std::size_t i = 0; i < YK::size(y); ++i) {
             S const e = output_element<S>(YK::at(y, i));
             if (e.index()) tp.seed(e.index(), e.epoch(), to_value<R>(VK::at(v, i)));

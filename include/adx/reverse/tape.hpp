@@ -136,8 +136,8 @@ class tape {
     arena_.reserve(0, n_ + 1);
     index_type const k = next_index();
     arena_.commit(0);
-    if (!detail::plain_recording()) [[unlikely]]
-      if (detail::anomaly_mode()) note_origin(k, 1, "an independent variable", where);
+    if (detail::anomaly_mode()) [[unlikely]]
+      note_origin(k, 1, "an independent variable", where);
     return k;
   }
 
