@@ -8,7 +8,7 @@
 //   variables  tensor<var<double>> from the tensor<double> inputs (independent variables)
 //   record     the program (forward values, tape statements and nodes)
 //   backward   adx::backward (zeroing the adjoints, the sweep, matmul nodes' GEMMs)
-//   read       every adjoint read with x[i].adjoint()
+//   read       every adjoint read with adx::adjoints(x, span)
 //   drop       the end of the tape_scope and the tensors' destruction
 // Times are the process's CPU time (robust on a shared machine), medians over the gradients.
 // One BLAS thread (set OPENBLAS_NUM_THREADS=1 in the environment as well).

@@ -5,8 +5,7 @@
 // layout of x) and `loss(x)` over the same inputs as tensor<var<double>>. gradient() is what
 // one timed iteration does, as a user writes it: open a tape_scope<var<double>>, make the
 // inputs tensor<var<double>> (independent variables), run the program, backward, read every
-// adjoint into a double buffer (x[i].adjoint() per element: the only way a tensor's gradient
-// can be read today).
+// adjoint into a double buffer (adx::adjoints(x, span), the bulk read).
 #pragma once
 
 #include <adx/adx.hpp>
@@ -28,9 +27,9 @@ inline T make(std::vector<double> const& v, std::size_t offset, adx::shape const
   return T(sh, std::vector<double>(first, first + static_cast<std::ptrdiff_t>(sh.size())));
 }
 
-/// Every adjoint of x, in row-major order, into g.
+/// Every adjoint of x, in row-major order, into g (adx's bulk read).
 ADX_ALWAYS_INLINE void read_adjoints(tensor<V> const& x, double* g) {
-  for (std::size_t i = 0; i < x.size(); ++i) g[i] = x[i].adjoint();
+  adx::adjoints(x, std::span<double>(g, x.size()));
 }
 
 // ---- mlp --------------------------------------------------------------------------------

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -226,13 +227,36 @@ template <class T>
 T adjoints(var<T> const& x) {
   return x.adjoint();
 }
-/// The adjoints of a tensor's elements after the last sweep of their tape (zero where the
-/// sweep did not reach), as a tensor of the same shape.
+/// Writes the adjoints of a tensor's elements after the last sweep of their tape (zero where
+/// the sweep did not reach) to out, in row-major order (out.size() must be x.size()). One
+/// liveness check per recording, not per element.
+template <class T>
+void adjoints(tensor<var<T>> const& x, std::span<T> out) {
+  if (out.size() != x.size())
+    detail::throw_shape_error("adjoints", "the output span has " + std::to_string(out.size()) + " elements for",
+                              x.shape());
+  auto const& tp = tape<T>::current();
+  if (detail::var_block const b = detail::tensor_access::block(x); b.first != 0) {  // one block: a copy
+    tp.check_live(b.epoch);
+    for (std::size_t i = 0; i < x.size(); ++i) out[i] = tp.adjoint_of_live(b.first + static_cast<index_type>(i));
+    return;
+  }
+  var<T> const* e = x.data();
+  epoch_type live = 0;  // the last recording checked (0, a constant, always is)
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (e[i].epoch() != live) {
+      tp.check_live(e[i].epoch());
+      live = e[i].epoch();
+    }
+    out[i] = tp.adjoint_of_live(e[i].index());
+  }
+}
+/// The adjoints of a tensor's elements after the last sweep of their tape, as a tensor of the
+/// same shape.
 template <class T>
 tensor<T> adjoints(tensor<var<T>> const& x) {
   tensor<T> g(x.shape());
-  T* out = g.data();
-  for (std::size_t i = 0; i < x.size(); ++i) out[i] = x.data()[i].adjoint();
+  adjoints(x, std::span<T>(g.data(), g.size()));
   return g;
 }
 

@@ -86,6 +86,11 @@ class statement_arena {
     for (auto const& c : chunks_) b += c.stmt_cap + c.arg_cap * (sizeof(I) + sizeof(P));
     return b;
   }
+  std::size_t statements_used() const noexcept {
+    std::size_t n = 0;
+    for (std::size_t c = 0; c < cur_ && c < chunks_.size(); ++c) n += chunks_[c].stmts;
+    return n + stmts_;
+  }
   std::size_t operands_used() const noexcept {
     std::size_t n = 0;
     for (std::size_t c = 0; c < cur_ && c < chunks_.size(); ++c) n += chunks_[c].args;

@@ -65,8 +65,9 @@ bool zero_adjoint(T const& a) {
 
 /// Memory a tape holds, for reports and tests.
 struct tape_stats {
-  std::size_t statements = 0;      ///< statements recorded (including independent variables)
-  std::size_t operands = 0;        ///< (index, partial) entries
+  std::size_t statements = 0;      ///< tape entries: statements, blocks of variables, tensor nodes
+  std::size_t indices = 0;         ///< indices given out (one per scalar result or variable)
+  std::size_t operands = 0;        ///< (index, partial) entries, headers of blocks and nodes included
   std::size_t bytes_used = 0;      ///< bytes the statements and operands occupy
   std::size_t bytes_reserved = 0;  ///< bytes held by the arenas (kept across resets)
   std::size_t adjoint_bytes = 0;   ///< bytes of the adjoint vector (sized by the last sweep)
@@ -141,6 +142,22 @@ class tape {
     return k;
   }
 
+  /// Records n independent variables at once (a tensor's elements): ONE tape entry covering the
+  /// indices first .. first + n - 1, which the sweep steps over in one go. Returns first (0 if
+  /// n is 0). Made under no_grad too, as new_variable.
+  index_type new_variables(std::size_t n, source_location where = {}) {
+    if (n == 0) return 0;
+    if (n == 1) return new_variable(where);
+    index_type const first = claim_indices(n);
+    arena_.reserve(1, first);
+    *arena_.idx_top() = detail::stored_index{static_cast<index_type>(n)};
+    *arena_.val_top() = detail::constant<T>(0);
+    arena_.commit_long(1, static_cast<std::uint8_t>(block_statement));
+    if (detail::anomaly_mode()) [[unlikely]]
+      note_origin(first, static_cast<index_type>(n), "an independent variable", where);
+    return first;
+  }
+
   /// Records one statement of any number of operands (reductions, dot products): fill(w)
   /// calls w.add(index, epoch, partial) at most max_operands times. Returns 0 if none is active.
   /// `operation` names it for anomaly mode.
@@ -153,7 +170,7 @@ class tape {
     fill(w);
     if (w.n == 0) return 0;
     index_type const k = next_index();
-    if (w.n >= long_statement) {  // the true count goes in a trailing header entry
+    if (w.n >= block_statement) {  // the true count goes in a trailing header entry
       w.idx[w.n] = detail::stored_index{static_cast<index_type>(w.n)};
       w.partial[w.n] = detail::constant<T>(0);
       arena_.commit_long(w.n + 1, static_cast<std::uint8_t>(long_statement));
@@ -181,23 +198,21 @@ class tape {
   /// Records a node with `outputs` consecutive output statements; returns the first index.
   /// `operation` names it for anomaly reports. Callers check detail::grad_enabled() first and
   /// make constants under no_grad.
-  index_type record_node(std::unique_ptr<node> nd, index_type outputs, char const* operation = nullptr) {
+  index_type record_node(std::unique_ptr<node> nd, std::size_t outputs, char const* operation = nullptr) {
     if (outputs == 0) throw error("adx: internal: a tape node needs at least one output");
     if (!detail::grad_enabled()) throw error("adx: internal: record_node under no_grad");
-    index_type const first = n_ + 1;
-    for (index_type j = 1; j < outputs; ++j) new_variable();
-    arena_.reserve(1, n_ + 1);
-    index_type const k = next_index();
+    // one tape entry covers all the outputs: the sweep steps over them in one go
+    index_type const first = claim_indices(outputs);
+    arena_.reserve(1, first);
     *arena_.idx_top() = detail::stored_index{static_cast<index_type>(nodes_.size())};
     *arena_.val_top() = detail::constant<T>(0);
     arena_.commit_long(1, static_cast<std::uint8_t>(node_statement));
     nd->first = first;
-    nd->count = outputs;
+    nd->count = static_cast<index_type>(outputs);  // claim_indices checked that it fits
     if (operation) nd->name = operation;
     if (detail::anomaly_mode()) [[unlikely]]
-      note_origin(first, outputs, nd->name, detail::anomaly_site());
+      note_origin(first, nd->count, nd->name, detail::anomaly_site());
     nodes_.push_back(std::move(nd));
-    (void)k;
     return first;
   }
 
@@ -235,6 +250,19 @@ class tape {
     frames_.pop_back();
     epoch_ = frames_.back().epoch;
   }
+  /// A point of the current recording to go back to (see rollback).
+  struct checkpoint_t {
+    index_type n;
+    typename detail::statement_arena<detail::stored_index, T>::mark stmts;
+    bool nonfinite;
+    std::size_t nodes;
+  };
+  checkpoint_t checkpoint() noexcept { return {n_, arena_.position(), nonfinite_, nodes_.size()}; }
+  /// Drops what was recorded after cp, which must belong to the current recording (an operation
+  /// that failed half-way, or whose node turned out to have no active operand). The indices
+  /// are given out again, so no var recorded after cp may be used.
+  void rollback(checkpoint_t const& cp) noexcept { rewind_to(frame{epoch_, cp.n, cp.stmts, cp.nonfinite, cp.nodes}); }
+
   /// Drops every statement of the current recording in O(1); its vars become stale.
   void reset() {
     rewind_to(frames_.back());
@@ -325,9 +353,13 @@ class tape {
     return adj_[i];
   }
 
+  /// adjoint(i, e) for a var already checked to be live (bulk reads check once per recording).
+  T adjoint_of_live(index_type i) const noexcept { return i == 0 || i > swept_ ? detail::constant<T>(0) : adj_[i]; }
+
   tape_stats stats() {
     tape_stats s;
-    s.statements = n_;
+    s.statements = arena_.statements_used();
+    s.indices = n_;
     s.operands = arena_.operands_used();
     s.bytes_used = s.statements * sizeof(std::uint8_t) + s.operands * (sizeof(index_type) + sizeof(T));
     s.bytes_reserved = arena_.bytes_reserved();
@@ -339,8 +371,8 @@ class tape {
   template <class E>
   ADX_ALWAYS_INLINE index_type record_statement(E const& e) {
     constexpr std::size_t N = E::n_active;
-    static_assert(N < long_statement,
-                  "adx: this expression has more than 253 active operands; assign a part of it to a var first");
+    static_assert(N < block_statement,
+                  "adx: this expression has more than 252 active operands; assign a part of it to a var first");
     arena_.reserve(N, n_ + 1);
     writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, true, this};
     e.push(w);
@@ -374,8 +406,18 @@ class tape {
 
   ADX_ALWAYS_INLINE index_type next_index() {
     if (n_ == max_index) [[unlikely]]
-      throw error("adx: tape full (2^32 - 1 statements); reset it or record in smaller pieces");
+      throw_tape_full();
     return ++n_;
+  }
+  /// The next n indices, for one entry that covers them all (a block of variables, a node).
+  index_type claim_indices(std::size_t n) {
+    if (n > std::size_t{max_index - n_}) throw_tape_full();
+    index_type const first = n_ + 1;
+    n_ += static_cast<index_type>(n);
+    return first;
+  }
+  [[noreturn]] static void throw_tape_full() {
+    throw error("adx: tape full (2^32 - 1 statements); reset it or record in smaller pieces");
   }
   void rewind_to(frame const& f) {
     n_ = f.n;
@@ -444,15 +486,20 @@ class tape {
       detail::stored_index const* const idx = ch.idx.get();
       T const* const val = ch.val.get();
       std::size_t pos = ch.args;
-      auto k = static_cast<index_type>(ch.first + ch.stmts);
+      // one past the chunk's last index (an entry may cover several indices: blocks, nodes)
+      index_type k = c == arena_.current_chunk() ? n_ + 1 : static_cast<index_type>(chunks[c + 1].first);
       for (std::size_t s = ch.stmts; s-- > 0;) {
-        --k;
         std::size_t n = static_cast<std::uint8_t>(count[s]);
-        if (n >= long_statement) [[unlikely]] {
+        if (n >= block_statement) [[unlikely]] {
           std::size_t const header = static_cast<index_type>(idx[--pos]);
+          if (n == block_statement) {  // independent variables: nothing to pass on
+            k -= static_cast<index_type>(header);
+            continue;
+          }
           if (n == node_statement) {
-            if (k <= top) {
-              node const& nd = *nodes_[header];
+            node const& nd = *nodes_[header];
+            k -= nd.count;  // now the node's first output
+            if (k + (nd.count - 1) <= top) {
               if constexpr (Careful) {
                 if (check_released_)
                   for (index_type j = 0; j < nd.count; ++j) {
@@ -470,6 +517,7 @@ class tape {
           }
           n = header;
         }
+        --k;
         pos -= n;
         if (k > top) continue;  // after the seeds: not in their cone
         if constexpr (Careful) {
@@ -552,8 +600,9 @@ class tape {
 
   static constexpr index_type max_index = ~index_type{0};
   // operand-count bytes with a meaning of their own (followed by one header entry)
-  static constexpr unsigned long_statement = 254;  // header index = the operand count
-  static constexpr unsigned node_statement = 255;  // header index = the node's number
+  static constexpr unsigned block_statement = 253;  // header index = how many variables
+  static constexpr unsigned long_statement = 254;   // header index = the operand count
+  static constexpr unsigned node_statement = 255;   // header index = the node's number
   inline static thread_local tape* current_ = nullptr;
 
   detail::statement_arena<detail::stored_index, T> arena_;

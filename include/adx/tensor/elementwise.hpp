@@ -152,58 +152,126 @@ auto make_tensor_expr(X&&... x) {
       wrap_tensor_operand(std::forward<X>(x))...);
 }
 
-/// Calls f(i, element expression) for every element of the result, in row-major order.
-template <class E, class F>
-void for_each_result_element(E const& expr, adx::shape const& sh, bool flat, F&& f) {
-  std::size_t const n = sh.size();
-  if (flat) {
-    for (std::size_t i = 0; i < n; ++i) f(i, expr.at_flat(i));
-  } else {
-    stride_array idx{};
-    std::size_t const rank = sh.rank();
-    for (std::size_t i = 0; i < n; ++i) {
-      f(i, expr.at_index(idx, rank));
-      for (std::size_t d = rank; d-- > 0;) {
-        if (++idx[d] < sh[d]) break;
-        idx[d] = 0;
+/// The tape node of an elementwise expression over var<T> elements. The forward pass stores,
+/// per element, what a scalar statement would: each active operand's index and partial (the
+/// expression's rules computed them with the value, e.g. sin and cos from one sincos). They
+/// are kept operand by operand, so that the backward pass is one streaming loop per operand:
+/// a broadcast operand (one variable read by every element) is summed in a register and added
+/// once, and an operand that is one block of variables is a contiguous multiply-add.
+template <class T>
+struct elementwise_node final : tape<T>::node {
+  enum class operand_kind : std::uint8_t { general, broadcast, block };
+  std::size_t n = 0;                    ///< elements
+  std::size_t operands = 0;             ///< active operands per element
+  std::unique_ptr<index_type[]> index;  ///< operand j of element i at [j * n + i]
+  std::unique_ptr<T[]> partial;         ///< likewise
+  std::vector<operand_kind> kind;
+
+  elementwise_node(std::size_t elements, std::size_t k)
+      : n(elements),
+        operands(k),
+        index(std::make_unique_for_overwrite<index_type[]>(elements * k)),
+        partial(std::make_unique_for_overwrite<T[]>(elements * k)),
+        kind(k, operand_kind::general) {}
+
+  /// Receives one element's (index, partial) pairs from its expression's push, checks that
+  /// each operand belongs to a live recording and notes whether any is active.
+  struct writer {
+    index_type* index;
+    T* partial;
+    std::size_t n, element, j;
+    epoch_type epoch;
+    tape<T> const* owner;
+    bool active;
+    ADX_ALWAYS_INLINE void add(index_type i, epoch_type e, T const& p) {
+      if (e != epoch) [[unlikely]]
+        owner->check_live(e);      // a constant's epoch 0 passes
+      index[j * n + element] = i;  // a constant (index 0) is kept too: its adjoint slot 0 is never read
+      partial[j * n + element] = p;
+      active |= i != 0;
+      ++j;
+    }
+  };
+
+  /// After the forward pass: how each operand's indices run over the elements (loops the
+  /// compiler vectorises).
+  void classify() {
+    for (std::size_t j = 0; j < operands; ++j) {
+      index_type const* ix = index.get() + j * n;
+      index_type const i0 = ix[0];
+      index_type diff = 0;
+      for (std::size_t i = 1; i < n; ++i) diff |= ix[i] ^ i0;
+      if (diff == 0) {
+        kind[j] = operand_kind::broadcast;
+        continue;
+      }
+      if (i0 == 0) continue;
+      diff = 0;
+      for (std::size_t i = 1; i < n; ++i) diff |= ix[i] ^ (i0 + static_cast<index_type>(i));
+      if (diff == 0) kind[j] = operand_kind::block;
+    }
+  }
+
+  void backward(T* adj) const override {
+    T const* a = adj + this->first;
+    for (std::size_t j = 0; j < operands; ++j) {
+      index_type const* ix = index.get() + j * n;
+      T const* p = partial.get() + j * n;
+      switch (kind[j]) {
+        case operand_kind::broadcast:
+          adj[ix[0]] += dot(p, a);
+          break;
+        case operand_kind::block: {
+          T* d = adj + ix[0];
+          for (std::size_t i = 0; i < n; ++i) d[i] += p[i] * a[i];
+          break;
+        }
+        case operand_kind::general:
+          for (std::size_t i = 0; i < n; ++i) adj[ix[i]] += p[i] * a[i];
+          break;
       }
     }
   }
-}
-
-/// Adds m * partial straight into the adjoints (a node's backward pass).
-template <class T>
-struct adjoint_adder {
-  T* adj;
-  void add(index_type i, epoch_type, T const& p) {
-    if (i != 0) adj[i] += p;
-  }
-};
-
-/// The tape node of an elementwise expression over var<T> elements. It keeps the expression
-/// (whose operands share their buffers) and, in the backward sweep, rebuilds each element's
-/// scalar expression and pushes its adjoint through the same rules: no partials are stored.
-template <class E, class T>
-struct elementwise_node final : tape<T>::node {
-  E expr;
-  adx::shape sh;
-  bool flat;
-  elementwise_node(E e, adx::shape s, bool f) : expr(std::move(e)), sh(s), flat(f) {}
-
-  void backward(T* adj) const override {
-    adjoint_adder<T> w{adj};
-    index_type const first = this->first;
-    for_each_result_element(expr, sh, flat, [&](std::size_t i, auto const& e) {
-      T const a = adj[first + i];
-      e.push(w, a);
-    });
+  /// sum_i p[i] a[i]; for plain numbers in four independent sums (no single dependency chain).
+  T dot(T const* p, T const* a) const {
+    if constexpr (std::is_arithmetic_v<T>) {
+      T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      std::size_t i = 0;
+      for (; i + 4 <= n; i += 4) {
+        s0 += p[i] * a[i];
+        s1 += p[i + 1] * a[i + 1];
+        s2 += p[i + 2] * a[i + 2];
+        s3 += p[i + 3] * a[i + 3];
+      }
+      for (; i < n; ++i) s0 += p[i] * a[i];
+      return (s0 + s1) + (s2 + s3);
+    } else {
+      T s = constant<T>(0);
+      for (std::size_t i = 0; i < n; ++i) s += p[i] * a[i];
+      return s;
+    }
   }
   void mark_inputs(std::uint8_t* reached) const override {
-    expr.for_each_element([&](auto const& x) {  // operands recorded on this tape only
-      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, var<T>>) reached[x.index()] = 1;
-    });
+    for (std::size_t k = 0; k < n * operands; ++k) reached[index[k]] = 1;
   }
 };
+
+/// The result tensor of shape sh whose element i is make(i, element expression i), each made
+/// in place, in row-major order.
+template <class R, class E, class F>
+tensor<R> generate_elements(E const& expr, adx::shape const& sh, bool flat, F&& make) {
+  if (flat) return tensor<R>::generate(sh, [&](std::size_t i) { return make(i, expr.at_flat(i)); });
+  stride_array idx{};
+  std::size_t const rank = sh.rank();
+  return tensor<R>::generate(sh, [&](std::size_t i) {
+    R r = make(i, expr.at_index(idx, rank));
+    for (std::size_t d = rank; d-- > 0;) {
+      if (++idx[d] < sh[d]) break;
+      idx[d] = 0;
+    }
+    return r;
+  });
+}
 
 /// Runs the loop: one pass over the result. For var<T> elements the expression becomes ONE
 /// tape node (values now, partials in the sweep); otherwise each element is built from its
@@ -212,36 +280,47 @@ template <class E>
 auto evaluate_elementwise(E expr) {
   using R = typename E::element_type;
   adx::shape const sh = expr.shape();
-  tensor<R> out(sh);
-  R* o = out.data();
   expr.bind(sh);
   bool const flat = expr.flat_readable(sh);
   if constexpr (is_reverse_v<R>) {
     using T = value_type_t<R>;
     auto& tp = tape<T>::current();
-    bool active = false;
-    expr.for_each_element([&](auto const& x) {
-      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, R>) {
-        if (x.index() != 0) {
-          active = true;
-          if (x.epoch() != tp.epoch()) tp.check_live(x.epoch());
-        }
-      }
-    });
-    if (!active || out.size() == 0 || !grad_enabled()) {
-      for_each_result_element(expr, sh, flat, [&](std::size_t i, auto const& e) { o[i] = R::constant(e.val()); });
+    if (sh.size() == 0 || !grad_enabled())
+      return generate_elements<R>(expr, sh, flat, [](std::size_t, auto const& e) { return R::constant(e.val()); });
+    using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
+    std::size_t const n = sh.size();
+    auto nd = std::make_unique<elementwise_node<T>>(n, element_expr::n_active);
+    typename elementwise_node<T>::writer w{nd->index.get(), nd->partial.get(), n, 0, 0, tp.epoch(), &tp, false};
+    auto& node = *nd;  // the node does not move once the tape owns it
+    // The node is recorded first (its outputs' indices are needed) and filled in one pass, which
+    // also checks the operands: if that throws, or no operand is active, the node is dropped.
+    auto const cp = tp.checkpoint();
+    index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
+    epoch_type const ep = tp.epoch();
+    tensor<R> out;
+    try {
+      out = generate_elements<R>(expr, sh, flat, [&](std::size_t i, auto const& e) {
+        w.element = i;
+        w.j = 0;
+        e.push(w);
+        return R::recorded(e.val(), first + static_cast<index_type>(i), ep);
+      });
+    } catch (...) {
+      tp.rollback(cp);
+      throw;
+    }
+    if (!w.active) {  // constants only: no node, constant results
+      tp.rollback(cp);
+      R* o = out.data();
+      for (std::size_t i = 0; i < n; ++i) o[i] = R::constant(o[i].val());
       return out;
     }
-    std::vector<T> values(out.size());
-    for_each_result_element(expr, sh, flat, [&](std::size_t i, auto const& e) { values[i] = e.val(); });
-    index_type const first = tp.record_node(std::make_unique<elementwise_node<E, T>>(std::move(expr), sh, flat),
-                                            static_cast<index_type>(out.size()), describe_expression<E>());
-    epoch_type const ep = tp.epoch();
-    for (std::size_t i = 0; i < out.size(); ++i) o[i] = R::recorded(values[i], first + static_cast<index_type>(i), ep);
+    node.classify();
+    tensor_access::note_block(out, first, ep);
+    return out;
   } else {
-    for_each_result_element(expr, sh, flat, [&](std::size_t i, auto&& e) { o[i] = R(e); });
+    return generate_elements<R>(expr, sh, flat, [](std::size_t, auto&& e) { return R(e); });
   }
-  return out;
 }
 
 }  // namespace detail

@@ -6,6 +6,7 @@
 // dB += A^T dC, run once when the sweep reaches the product's block of outputs.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -31,98 +32,128 @@ tensor<S> as_elements(tensor<U> const& t) {
   }
 }
 
+/// One side of a product of var<T> elements: its values as a contiguous tensor<T> (shared, not
+/// copied, when the side is a constant tensor<T>) and where its adjoints go.
+template <class T>
+struct matmul_side {
+  tensor<T> values;
+  index_type base = 0;            ///< the first index when the elements are one block of variables
+  std::vector<index_type> index;  ///< otherwise each element's index (0: a constant)
+  bool active = false;
+};
+
+/// The values and indices of a product's operand; S is the product's element type var<T>.
+template <class S, class X>
+matmul_side<value_type_t<S>> product_side(tensor<X> const& x) {
+  using T = value_type_t<S>;
+  matmul_side<T> side;
+  if constexpr (!std::is_same_v<X, S>) {
+    side.values = as_elements<T>(x);  // numbers or a lower nesting level: constants
+  } else {
+    auto& tp = tape<T>::current();
+    S const* e = x.data();
+    side.values = tensor<T>::generate(x.shape(), [&](std::size_t i) { return e[i].val(); });
+    if (var_block const b = tensor_access::block(x); b.first != 0) {  // known to be one block
+      tp.check_live(b.epoch);
+      side.base = b.first;
+      side.active = true;
+      return side;
+    }
+    index_type const first = x.size() ? e[0].index() : 0;
+    bool block = first != 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      index_type const k = e[i].index();
+      if (k != 0) {
+        side.active = true;
+        if (e[i].epoch() != tp.epoch()) tp.check_live(e[i].epoch());
+      }
+      block &= k == first + static_cast<index_type>(i);
+    }
+    if (block) {
+      side.base = first;
+    } else if (side.active) {
+      side.index.resize(x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) side.index[i] = e[i].index();
+    }
+  }
+  return side;
+}
+
 /// The tape node of C = A B for var<T> elements (one batch of matrices or many).
 template <class T>
 struct matmul_node final : tape<T>::node {
   std::size_t batch, M, N, K;
-  bool shared_a, shared_b;         // a rank-2 side used by every batch
-  std::vector<T> a, b;             // values
-  std::vector<index_type> ia, ib;  // indices (0 for constants)
-  bool active_a = false, active_b = false;
-  index_type base_a = 0, base_b = 0;  // first index when a side is one contiguous block of variables
+  bool shared_a, shared_b;  // a rank-2 side used by every batch
+  matmul_side<T> a, b;
 
-  void backward(T* adj) const override {
-    T const* dC = adj + this->first;
-    // a side stored as one block of adjoint slots takes its GEMM straight into them (beta = 1)
-    if (base_a)
-      for (std::size_t q = 0; q < batch; ++q)
-        gemm<T>(false, true, M, K, N, dC + q * M * N, N, b.data() + (shared_b ? 0 : q * K * N), N,
-                adj + base_a + (shared_a ? 0 : q * M * K), K, true);
-    if (base_b)
-      for (std::size_t q = 0; q < batch; ++q)
-        gemm<T>(true, false, K, N, M, a.data() + (shared_a ? 0 : q * M * K), K, dC + q * M * N, N,
-                adj + base_b + (shared_b ? 0 : q * K * N), N, true);
-    std::vector<T> g;
-    if (active_a && !base_a) {
-      g.assign(a.size(), constant<T>(0));
-      for (std::size_t q = 0; q < batch; ++q)  // dA = dC B^T
-        gemm<T>(false, true, M, K, N, dC + q * M * N, N, b.data() + (shared_b ? 0 : q * K * N), N,
-                g.data() + (shared_a ? 0 : q * M * K), K, shared_a ? q > 0 : false);
-      for (std::size_t i = 0; i < g.size(); ++i)
-        if (ia[i]) adj[ia[i]] += g[i];
-    }
-    if (active_b && !base_b) {
-      g.assign(b.size(), constant<T>(0));
-      for (std::size_t q = 0; q < batch; ++q)  // dB = A^T dC
-        gemm<T>(true, false, K, N, M, a.data() + (shared_a ? 0 : q * M * K), K, dC + q * M * N, N,
-                g.data() + (shared_b ? 0 : q * K * N), N, shared_b ? q > 0 : false);
-      for (std::size_t i = 0; i < g.size(); ++i)
-        if (ib[i]) adj[ib[i]] += g[i];
+  // dA (+)= dC B^T and dB (+)= A^T dC, batch by batch; a shared side sums over the batches
+  void add_da(T const* dC, T* out, bool accumulate) const {
+    for (std::size_t q = 0; q < batch; ++q)
+      gemm<T>(false, true, M, K, N, dC + q * M * N, N, b.values.data() + (shared_b ? 0 : q * K * N), N,
+              out + (shared_a ? 0 : q * M * K), K, accumulate || (shared_a && q > 0));
+  }
+  void add_db(T const* dC, T* out, bool accumulate) const {
+    for (std::size_t q = 0; q < batch; ++q)
+      gemm<T>(true, false, K, N, M, a.values.data() + (shared_a ? 0 : q * M * K), K, dC + q * M * N, N,
+              out + (shared_b ? 0 : q * K * N), N, accumulate || (shared_b && q > 0));
+  }
+  /// A side that is one block of variables takes its GEMM straight into its adjoint slots
+  /// (beta = 1); any other active side goes through a buffer scattered by index.
+  template <class AddGrad>
+  static void to_side(matmul_side<T> const& side, T* adj, AddGrad const& add) {
+    if (side.base) {
+      add(adj + side.base, true);
+    } else if (side.active) {
+      std::size_t const n = side.values.size();
+      auto g = std::make_unique_for_overwrite<T[]>(n);
+      add(g.get(), false);
+      for (std::size_t i = 0; i < n; ++i)
+        if (side.index[i]) adj[side.index[i]] += g[i];
     }
   }
+  void backward(T* adj) const override {
+    T const* dC = adj + this->first;
+    to_side(a, adj, [&](T* out, bool acc) { add_da(dC, out, acc); });
+    to_side(b, adj, [&](T* out, bool acc) { add_db(dC, out, acc); });
+  }
   void mark_inputs(std::uint8_t* reached) const override {
-    for (index_type i : ia) reached[i] = 1;
-    for (index_type i : ib) reached[i] = 1;
+    for (matmul_side<T> const* side : {&a, &b}) {
+      if (side->base) std::fill_n(reached + side->base, side->values.size(), std::uint8_t{1});
+      for (index_type i : side->index) reached[i] = 1;
+    }
   }
 };
 
-template <class S>
-tensor<S> matmul_batched(tensor<S> const& A, tensor<S> const& B, std::size_t batch, bool shared_a, bool shared_b,
+template <class S, class XA, class XB>
+tensor<S> matmul_batched(tensor<XA> const& A, tensor<XB> const& B, std::size_t batch, bool shared_a, bool shared_b,
                          std::size_t M, std::size_t N, std::size_t K, shape const& out_shape) {
-  tensor<S> C(out_shape);
   if constexpr (is_reverse_v<S>) {
     using T = value_type_t<S>;
     auto& tp = tape<T>::current();
     auto nd = std::make_unique<matmul_node<T>>();
     nd->batch = batch, nd->M = M, nd->N = N, nd->K = K, nd->shared_a = shared_a, nd->shared_b = shared_b;
-    auto take = [&](tensor<S> const& X, std::vector<T>& v, std::vector<index_type>& ix, bool& active) {
-      v.resize(X.size());
-      ix.resize(X.size());
-      for (std::size_t i = 0; i < X.size(); ++i) {
-        S const& e = X.data()[i];
-        if (e.index() != 0 && e.epoch() != tp.epoch()) tp.check_live(e.epoch());
-        v[i] = e.val();
-        ix[i] = e.index();
-        active |= e.index() != 0;
-      }
-    };
-    take(A, nd->a, nd->ia, nd->active_a);
-    take(B, nd->b, nd->ib, nd->active_b);
-    auto block_base = [](std::vector<index_type> const& ix) -> index_type {
-      if (ix.empty() || ix[0] == 0) return 0;
-      for (std::size_t i = 1; i < ix.size(); ++i)
-        if (ix[i] != ix[0] + i) return 0;
-      return ix[0];
-    };
-    nd->base_a = block_base(nd->ia);
-    nd->base_b = block_base(nd->ib);
-    std::vector<T> c(batch * M * N);
+    nd->a = product_side<S>(A);
+    nd->b = product_side<S>(B);
+    auto c = std::make_unique_for_overwrite<T[]>(batch * M * N);
     for (std::size_t q = 0; q < batch; ++q)
-      gemm<T>(false, false, M, N, K, nd->a.data() + (shared_a ? 0 : q * M * K), K,
-              nd->b.data() + (shared_b ? 0 : q * K * N), N, c.data() + q * M * N, N, false);
-    S* o = C.data();
-    if (!(nd->active_a || nd->active_b) || c.empty() || !grad_enabled()) {
-      for (std::size_t i = 0; i < c.size(); ++i) o[i] = S::constant(c[i]);
-      return C;
-    }
-    index_type const first = tp.record_node(std::move(nd), static_cast<index_type>(c.size()), "matmul");
-    for (std::size_t i = 0; i < c.size(); ++i) o[i] = S::recorded(c[i], first + static_cast<index_type>(i), tp.epoch());
+      gemm<T>(false, false, M, N, K, nd->a.values.data() + (shared_a ? 0 : q * M * K), K,
+              nd->b.values.data() + (shared_b ? 0 : q * K * N), N, c.get() + q * M * N, N, false);
+    if (!(nd->a.active || nd->b.active) || out_shape.size() == 0 || !grad_enabled())
+      return tensor<S>::generate(out_shape, [&](std::size_t i) { return S::constant(c[i]); });
+    index_type const first = tp.record_node(std::move(nd), out_shape.size(), "matmul");
+    epoch_type const ep = tp.epoch();
+    tensor<S> out = tensor<S>::generate(
+        out_shape, [&](std::size_t i) { return S::recorded(c[i], first + static_cast<index_type>(i), ep); });
+    tensor_access::note_block(out, first, ep);
+    return out;
   } else {
+    tensor<S> const a = as_elements<S>(A), b = as_elements<S>(B);
+    tensor<S> C(out_shape);
     for (std::size_t q = 0; q < batch; ++q)
-      gemm<S>(false, false, M, N, K, A.data() + (shared_a ? 0 : q * M * K), K, B.data() + (shared_b ? 0 : q * K * N), N,
+      gemm<S>(false, false, M, N, K, a.data() + (shared_a ? 0 : q * M * K), K, b.data() + (shared_b ? 0 : q * K * N), N,
               C.data() + q * M * N, N, false);
+    return C;
   }
-  return C;
 }
 
 }  // namespace detail
@@ -139,13 +170,14 @@ auto matmul(X const& x, Y const& y, source_location where = source_location::cur
   using S = std::conditional_t<(level_v<SA> >= level_v<SB>), SA, SB>;
   static_assert(std::is_same_v<S, SA> || level_v<SA> < level_v<S>,
                 "adx: matmul of two different AD element types at the same nesting level");
-  tensor<S> A = detail::as_elements<S>(xa), B = detail::as_elements<S>(yb);
+  auto const& A = xa;
+  auto const& B = yb;
   std::size_t const ra = A.rank(), rb = B.rank();
   if (ra < 1 || rb < 1 || ra > 3 || rb > 3)
     detail::throw_shape_error("matmul", "needs tensors of rank 1, 2 or 3", A.shape(), B.shape());
   // promote rank-1 sides: [k] -> [1, k] on the left, [k] -> [k, 1] on the right
-  tensor<S> a2 = ra == 1 ? A.reshape(shape{1, A.size()}) : A;
-  tensor<S> b2 = rb == 1 ? B.reshape(shape{B.size(), 1}) : B;
+  auto const a2 = ra == 1 ? A.reshape(shape{1, A.size()}) : A;
+  auto const b2 = rb == 1 ? B.reshape(shape{B.size(), 1}) : B;
   std::size_t const ba = a2.rank() == 3 ? a2.shape()[0] : 1, bb = b2.rank() == 3 ? b2.shape()[0] : 1;
   std::size_t const M = a2.shape()[a2.rank() - 2], K = a2.shape()[a2.rank() - 1];
   std::size_t const K2 = b2.shape()[b2.rank() - 2], N = b2.shape()[b2.rank() - 1];
@@ -157,7 +189,8 @@ auto matmul(X const& x, Y const& y, source_location where = source_location::cur
   if (ra == 3 || rb == 3) out.push_back(batch);
   if (ra != 1) out.push_back(M);
   if (rb != 1) out.push_back(N);
-  return detail::matmul_batched(a2, b2, batch, a2.rank() != 3 && batch > 1, b2.rank() != 3 && batch > 1, M, N, K, out);
+  return detail::matmul_batched<S>(a2, b2, batch, a2.rank() != 3 && batch > 1, b2.rank() != 3 && batch > 1, M, N, K,
+                                   out);
 }
 
 }  // namespace adx

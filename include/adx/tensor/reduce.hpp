@@ -5,7 +5,8 @@
 // written once over the value type T. The same rule serves every element scalar S:
 //   plain numbers  the value only;
 //   dual<T>        the value and the tangent sum_j partial_j * tangent_j;
-//   var<T>         the value and ONE tape statement over the whole line (however long).
+//   var<T>         the values and ONE tape node for all the lines, holding each element's
+//                  index and partial (a streaming loop in the backward sweep).
 // Non-differentiable points follow SPEC §5 / torch: max and min share the gradient evenly
 // between tied extremes, prod's partials are exact products of the other elements (no
 // division, so zeros are fine), the norm's gradient at zero is zero.
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -127,6 +129,21 @@ struct logsumexp_reduction {
     using std::exp;
     for (std::size_t j = 0; j < x.size(); ++j) p[j] = to_value<T>(exp(x[j] - v));
   }
+  /// The value and the softmax partials from one exp per element.
+  template <class T>
+  static T value_and_partials(std::span<T const> x, T* p) {
+    using std::exp;
+    using std::log;
+    double const m = shift(x);
+    T s = constant<T>(0);
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      p[j] = to_value<T>(exp(x[j] - m));
+      s = s + p[j];
+    }
+    T const inv = to_value<T>(1.0 / s);
+    for (std::size_t j = 0; j < x.size(); ++j) p[j] = to_value<T>(p[j] * inv);
+    return to_value<T>(log(s) + m);
+  }
 };
 
 struct norm_reduction {
@@ -146,68 +163,128 @@ struct norm_reduction {
   }
 };
 
-/// One reduced element: the rule's value over the line, with its derivative in S's own mode.
-template <class Red, class S>
-S reduce_line(S const* base, std::size_t stride, std::size_t n) {
+/// The tape node of a reduction over var<T> elements: one output per line. The forward pass
+/// stores each line's operand indices and partials (from the rule, with its value), line by
+/// line, so that the backward pass is one streaming multiply-add per line.
+template <class T>
+struct reduction_node final : tape<T>::node {
+  std::size_t lines, len;
+  std::unique_ptr<index_type[]> index;  ///< element j of line l at [l * len + j]
+  std::unique_ptr<T[]> partial;         ///< likewise
+  reduction_node(std::size_t l, std::size_t n)
+      : lines(l),
+        len(n),
+        index(std::make_unique_for_overwrite<index_type[]>(l * n)),
+        partial(std::make_unique_for_overwrite<T[]>(l * n)) {}
+  void backward(T* adj) const override {
+    for (std::size_t l = 0; l < lines; ++l) {
+      T const a = adj[this->first + l];
+      index_type const* ix = index.get() + l * len;
+      T const* p = partial.get() + l * len;
+      for (std::size_t j = 0; j < len; ++j) adj[ix[j]] += p[j] * a;  // index 0 (a constant): slot 0, never read
+    }
+  }
+  void mark_inputs(std::uint8_t* reached) const override {
+    for (std::size_t k = 0; k < lines * len; ++k) reached[index[k]] = 1;
+  }
+};
+
+/// The rule's value on a line, and its partials into p.
+template <class Red, class T>
+T value_and_partials(std::span<T const> x, T* p) {
+  if constexpr (requires { Red::value_and_partials(x, p); }) {
+    return Red::value_and_partials(x, p);
+  } else {
+    T const v = Red::value(x);
+    Red::partials(x, v, p);
+    return v;
+  }
+}
+
+/// Reduces `lines` lines of t with rule Red: line l holds the elements at offset(l) + j * stride,
+/// j < len. Returns one element per line, in a tensor of shape out (whose size is `lines`). For
+/// var elements all the lines are ONE tape node.
+template <class Red, class S, class Offset>
+tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, std::size_t stride, Offset offset,
+                       shape const& out) {
+  S const* e = t.data();
   if constexpr (!ad_scalar<S>) {
-    std::vector<S> x(n);
-    for (std::size_t j = 0; j < n; ++j) x[j] = base[j * stride];
-    return Red::value(std::span<S const>(x));
+    std::vector<S> x(len);
+    return tensor<S>::generate(out, [&](std::size_t l) {
+      for (std::size_t j = 0; j < len; ++j) x[j] = e[offset(l) + j * stride];
+      return Red::value(std::span<S const>(x));
+    });
+  } else if constexpr (!ad_traits<S>::is_reverse) {
+    using T = value_type_t<S>;
+    std::vector<T> x(len), p(len);
+    return tensor<S>::generate(out, [&](std::size_t l) {
+      S const* b = e + offset(l);
+      for (std::size_t j = 0; j < len; ++j) x[j] = b[j * stride].val();
+      T const v = value_and_partials<Red>(std::span<T const>(x), p.data());
+      T tan = constant<T>(0);
+      for (std::size_t j = 0; j < len; ++j) tan = tan + p[j] * b[j * stride].tangent();
+      return S(v, tan);
+    });
   } else {
     using T = value_type_t<S>;
-    std::vector<T> x(n), p(n);
-    for (std::size_t j = 0; j < n; ++j) x[j] = base[j * stride].val();
-    T const v = Red::value(std::span<T const>(x));
-    Red::partials(std::span<T const>(x), v, p.data());
-    if constexpr (ad_traits<S>::is_reverse) {
-      auto& t = tape<T>::current();
-      index_type const k = t.record_n(
-          n,
-          [&](auto& w) {
-            for (std::size_t j = 0; j < n; ++j) {
-              S const& e = base[j * stride];
-              w.add(e.index(), e.epoch(), p[j]);
-            }
-          },
-          Red::name);
-      return S::recorded(v, k, t.epoch());
-    } else {
-      T tan = constant<T>(0);
-      for (std::size_t j = 0; j < n; ++j) tan = tan + p[j] * base[j * stride].tangent();
-      return S(v, tan);
+    auto& tp = tape<T>::current();
+    bool active = false;
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (e[i].index() != 0) {
+        active = true;
+        if (e[i].epoch() != tp.epoch()) tp.check_live(e[i].epoch());
+      }
+    std::vector<T> x(len), values(lines);
+    if (!active || lines == 0 || !grad_enabled()) {
+      std::vector<T> p(len);
+      return tensor<S>::generate(out, [&](std::size_t l) {
+        for (std::size_t j = 0; j < len; ++j) x[j] = e[offset(l) + j * stride].val();
+        return S::constant(Red::value(std::span<T const>(x)));
+      });
     }
+    auto nd = std::make_unique<reduction_node<T>>(lines, len);
+    for (std::size_t l = 0; l < lines; ++l) {
+      S const* b = e + offset(l);
+      index_type* ix = nd->index.get() + l * len;
+      for (std::size_t j = 0; j < len; ++j) {
+        x[j] = b[j * stride].val();
+        ix[j] = b[j * stride].index();
+      }
+      values[l] = value_and_partials<Red>(std::span<T const>(x), nd->partial.get() + l * len);
+    }
+    index_type const first = tp.record_node(std::move(nd), lines, Red::name);
+    epoch_type const ep = tp.epoch();
+    tensor<S> r = tensor<S>::generate(
+        out, [&](std::size_t l) { return S::recorded(values[l], first + static_cast<index_type>(l), ep); });
+    tensor_access::note_block(r, first, ep);
+    return r;
   }
 }
 
 template <class Red, class X>
 auto reduce_all(X const& x) {
   auto const t = eval(x);
-  return reduce_line<Red>(t.data(), 1, t.size());
+  return reduce_lines<Red>(
+             t, 1, t.size(), 1, [](std::size_t) { return std::size_t{0}; }, shape{})
+      .item();
 }
 
 template <class Red, class X>
 auto reduce_axis(X const& x, long axis, bool keepdims) {
   auto const t = eval(x);
-  using S = typename decltype(t)::value_type;
   std::size_t const ax = normalize_axis(Red::name, axis, t.shape());
   shape sh = t.shape();
   std::size_t const len = sh[ax];
-  std::size_t inner = 1;
+  std::size_t inner = 1, outer = 1;
   for (std::size_t d = ax + 1; d < sh.rank(); ++d) inner *= sh[d];
-  std::size_t const outer = len == 0 ? t.size() : t.size() / (len * inner);
+  for (std::size_t d = 0; d < ax; ++d) outer *= sh[d];
   if (keepdims)
     sh[ax] = 1;
   else
     sh.erase(ax);
-  tensor<S> out(sh);
-  S* o = out.data();
-  std::size_t outer_count = 1;
-  for (std::size_t d = 0; d < ax; ++d) outer_count *= t.shape()[d];
-  (void)outer;
-  for (std::size_t a = 0; a < outer_count; ++a)
-    for (std::size_t i = 0; i < inner; ++i)
-      o[a * inner + i] = reduce_line<Red>(t.data() + a * len * inner + i, inner, len);
-  return out;
+  // line l = (a, i): the elements a * len * inner + i + j * inner
+  return reduce_lines<Red>(
+      t, outer * inner, len, inner, [=](std::size_t l) { return (l / inner) * len * inner + l % inner; }, sh);
 }
 
 }  // namespace detail

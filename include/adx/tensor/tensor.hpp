@@ -27,6 +27,7 @@
 #include "adx/core/expr.hpp"
 #include "adx/core/traits.hpp"
 #include "adx/reverse/anomaly.hpp"
+#include "adx/reverse/tape.hpp"
 #include "adx/tensor/shape.hpp"
 
 namespace adx {
@@ -97,7 +98,16 @@ concept tensor_type = detail::is_tensor<std::remove_cvref_t<X>>::value;
 namespace detail {
 template <class E>
 auto evaluate_elementwise(E expr);  // tensor/elementwise.hpp
-}
+
+/// A tensor of vars that is one block of variables of one recording: element i has index
+/// first + i. Noted by the operations that make such tensors, forgotten on any write access,
+/// and used to read gradients and to feed products without looking at every element.
+struct var_block {
+  index_type first = 0;  ///< 0: not known to be a block
+  epoch_type epoch = 0;
+};
+struct tensor_access;
+}  // namespace detail
 
 template <class S>
 class tensor : public detail::tensor_tag {
@@ -125,6 +135,25 @@ class tensor : public detail::tensor_tag {
   tensor(typename detail::nested_list<S, 3>::type l) { from_list<3>(l); }
   tensor(typename detail::nested_list<S, 4>::type l) { from_list<4>(l); }
 
+  /// A tensor of shape sh whose element i (row-major) is made by f(i), in place: nothing is
+  /// initialised twice.
+  template <class F>
+  requires std::is_invocable_r_v<S, F&, std::size_t>
+  static tensor generate(adx::shape const& sh, F&& f) {
+    std::size_t const n = sh.size();
+    void* raw = ::operator new (std::max<std::size_t>(n, 1) * sizeof(S), std::align_val_t{64});
+    S* p = static_cast<S*>(raw);
+    std::size_t i = 0;
+    try {
+      for (; i < n; ++i) ::new (static_cast<void*>(p + i)) S(f(i));
+    } catch (...) {
+      std::destroy_n(p, i);
+      ::operator delete (raw, std::align_val_t{64});
+      throw;
+    }
+    return tensor(sh, std::shared_ptr<S>(p, detail::aligned_delete<S>{n}));  // frees p if it throws
+  }
+
   /// A rank-0 tensor holding one element.
   static tensor scalar(S const& v) { return tensor(adx::shape{}, v); }
 
@@ -134,14 +163,7 @@ class tensor : public detail::tensor_tag {
   requires(!std::is_same_v<U, S> &&
            std::is_constructible_v<S, U const&>) explicit tensor(tensor<U> const& o,
                                                                  source_location where = source_location::current())
-      : tensor(o.shape()) {
-    for (std::size_t i = 0; i < n_; ++i) {
-      if constexpr (std::is_constructible_v<S, U const&, source_location const&>)
-        data_.get()[i] = S(o.data()[i], where);
-      else
-        data_.get()[i] = S(o.data()[i]);
-    }
-  }
+      : tensor(converted(o, where)) {}
 
   /// Evaluates an elementwise expression (one fused loop; for var elements one tape node).
   /// `where` (the line that asked) is for anomaly mode (reverse/anomaly.hpp).
@@ -186,6 +208,7 @@ class tensor : public detail::tensor_tag {
   S const* data() const noexcept { return data_.get(); }
   S* data() {
     unshare();
+    block_ = {};
     return data_.get();
   }
   S const* begin() const noexcept { return data(); }
@@ -201,6 +224,7 @@ class tensor : public detail::tensor_tag {
   requires(std::is_integral_v<I>&&...) S& operator()(I... i) {
     std::size_t const o = offset({static_cast<long long>(i)...});
     unshare();
+    block_ = {};
     return data_.get()[o];
   }
   /// Element at a row-major flat position (checked).
@@ -208,6 +232,7 @@ class tensor : public detail::tensor_tag {
   S& operator[](std::size_t i) {
     check_flat(i);
     unshare();
+    block_ = {};
     return data_.get()[i];
   }
   /// The only element of a size-1 tensor.
@@ -322,6 +347,28 @@ class tensor : public detail::tensor_tag {
   bool unique() const noexcept { return data_.use_count() == 1; }
 
  private:
+  tensor(adx::shape const& sh, std::shared_ptr<S> data) : shape_(sh), n_(sh.size()), data_(std::move(data)) {}
+
+  template <class U>
+  static tensor converted(tensor<U> const& o, source_location where) {
+    U const* src = o.data();
+    if constexpr (is_reverse_v<S> && level_v<U> < level_v<S>) {
+      // numbers become independent variables: one block of consecutive indices on the tape
+      using T = value_type_t<S>;
+      auto& tp = tape<T>::current();
+      index_type const first = tp.new_variables(o.size(), where);
+      epoch_type const ep = tp.epoch();
+      tensor t = generate(
+          o.shape(), [&](std::size_t i) { return S::recorded(T(src[i]), first + static_cast<index_type>(i), ep); });
+      t.block_ = {first, ep};
+      return t;
+    } else if constexpr (std::is_constructible_v<S, U const&, source_location const&>) {
+      return generate(o.shape(), [&](std::size_t i) { return S(src[i], where); });
+    } else {
+      return generate(o.shape(), [&](std::size_t i) { return S(src[i]); });
+    }
+  }
+
   template <std::size_t D>
   void from_list(typename detail::nested_list<S, D>::type const& l) {
     detail::list_shape<S, D>(l, shape_, 0);
@@ -366,7 +413,41 @@ class tensor : public detail::tensor_tag {
   adx::shape shape_;
   std::size_t n_ = 0;
   std::shared_ptr<S> data_;
+  detail::var_block block_;  // tensors of vars only
+
+  friend struct detail::tensor_access;
 };
+
+namespace detail {
+struct tensor_access {
+  /// The block noted for t, if its first and last elements still agree with it. Only
+  /// adx::parameter writes into a shared buffer (nn/parameter.hpp): refresh() makes variables
+  /// of a new recording (another epoch), assign() keeps indices and epochs; the check notices
+  /// the first and cannot be fooled by the second.
+  template <class S>
+  static var_block block(tensor<S> const& t) noexcept {
+    if constexpr (requires(S const& s) {
+                    s.index();
+                    s.epoch();
+                  }) {
+      var_block const b = t.block_;
+      if (b.first == 0 || t.n_ == 0) return {};
+      S const& head = t.data_.get()[0];
+      S const& tail = t.data_.get()[t.n_ - 1];
+      if (head.index() != b.first || head.epoch() != b.epoch ||
+          tail.index() != b.first + static_cast<index_type>(t.n_ - 1) || tail.epoch() != b.epoch)
+        return {};
+      return b;
+    } else {
+      return {};
+    }
+  }
+  template <class S>
+  static void note_block(tensor<S>& t, index_type first, epoch_type epoch) noexcept {
+    t.block_ = {first, epoch};
+  }
+};
+}  // namespace detail
 
 // ---- factories ----------------------------------------------------------------------------
 
