@@ -19,9 +19,11 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define ADX_ALWAYS_INLINE inline __attribute__((always_inline))
 #define ADX_NOINLINE __attribute__((noinline))
+#define ADX_INLINE_LAMBDA __attribute__((always_inline))
 #else
 #define ADX_ALWAYS_INLINE inline
 #define ADX_NOINLINE
+#define ADX_INLINE_LAMBDA
 #endif
 
 namespace adx {

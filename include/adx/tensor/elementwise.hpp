@@ -174,21 +174,20 @@ struct elementwise_node final : tape<T>::node {
         partial(std::make_unique_for_overwrite<T[]>(elements * k)),
         kind(k, operand_kind::general) {}
 
-  /// Receives one element's (index, partial) pairs from its expression's push, checks that
-  /// each operand belongs to a live recording and notes whether any is active.
+  /// Receives one element's (index, partial) pairs from its expression's push, noting whether
+  /// any operand is active and whether any comes from another recording than the current one
+  /// (checked afterwards: no call on this path, so that the expression stays in registers).
   struct writer {
     index_type* index;
     T* partial;
     std::size_t n, element, j;
     epoch_type epoch;
-    tape<T> const* owner;
-    bool active;
+    bool active, foreign;
     ADX_ALWAYS_INLINE void add(index_type i, epoch_type e, T const& p) {
-      if (e != epoch) [[unlikely]]
-        owner->check_live(e);      // a constant's epoch 0 passes
       index[j * n + element] = i;  // a constant (index 0) is kept too: its adjoint slot 0 is never read
       partial[j * n + element] = p;
       active |= i != 0;
+      foreign |= (e != epoch) & (e != 0);
       ++j;
     }
   };
@@ -260,10 +259,10 @@ struct elementwise_node final : tape<T>::node {
 /// in place, in row-major order.
 template <class R, class E, class F>
 tensor<R> generate_elements(E const& expr, adx::shape const& sh, bool flat, F&& make) {
-  if (flat) return tensor<R>::generate(sh, [&](std::size_t i) { return make(i, expr.at_flat(i)); });
+  if (flat) return tensor<R>::generate(sh, [&](std::size_t i) ADX_INLINE_LAMBDA { return make(i, expr.at_flat(i)); });
   stride_array idx{};
   std::size_t const rank = sh.rank();
-  return tensor<R>::generate(sh, [&](std::size_t i) {
+  return tensor<R>::generate(sh, [&](std::size_t i) ADX_INLINE_LAMBDA {
     R r = make(i, expr.at_index(idx, rank));
     for (std::size_t d = rank; d-- > 0;) {
       if (++idx[d] < sh[d]) break;
@@ -290,26 +289,34 @@ auto evaluate_elementwise(E expr) {
     using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
     std::size_t const n = sh.size();
     auto nd = std::make_unique<elementwise_node<T>>(n, element_expr::n_active);
-    typename elementwise_node<T>::writer w{nd->index.get(), nd->partial.get(), n, 0, 0, tp.epoch(), &tp, false};
+    index_type* const index = nd->index.get();
+    T* const partial = nd->partial.get();
+    bool active = false, foreign = false;
     auto& node = *nd;  // the node does not move once the tape owns it
-    // The node is recorded first (its outputs' indices are needed) and filled in one pass, which
-    // also checks the operands: if that throws, or no operand is active, the node is dropped.
+    // The node is recorded first (its outputs' indices are needed) and filled in one pass. If
+    // an operand turns out to be stale, or none is active, the node is dropped again.
     auto const cp = tp.checkpoint();
     index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
     epoch_type const ep = tp.epoch();
     tensor<R> out;
     try {
-      out = generate_elements<R>(expr, sh, flat, [&](std::size_t i, auto const& e) {
-        w.element = i;
-        w.j = 0;
+      out = generate_elements<R>(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
+        // a writer per element, whose address never escapes: it stays in registers
+        typename elementwise_node<T>::writer w{index, partial, n, i, 0, ep, false, false};
         e.push(w);
+        active |= w.active;
+        foreign |= w.foreign;
         return R::recorded(e.val(), first + static_cast<index_type>(i), ep);
       });
+      if (foreign)  // operands of outer recordings are fine; of ended ones, an error
+        expr.for_each_element([&](auto const& x) {
+          if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, R>) tp.check_live(x.epoch());
+        });
     } catch (...) {
       tp.rollback(cp);
       throw;
     }
-    if (!w.active) {  // constants only: no node, constant results
+    if (!active) {  // constants only: no node, constant results
       tp.rollback(cp);
       R* o = out.data();
       for (std::size_t i = 0; i < n; ++i) o[i] = R::constant(o[i].val());
