@@ -27,6 +27,8 @@ void tape_counters(benchmark::State& st, Prog const& prog) {
   st.counters["statements"] = static_cast<double>(after.statements - before.statements);
   st.counters["operands"] = static_cast<double>(after.operands - before.operands);
   st.counters["tape_bytes"] = static_cast<double>(after.bytes_used - before.bytes_used);
+  st.counters["nodes"] = static_cast<double>(after.nodes - before.nodes);
+  st.counters["node_bytes"] = static_cast<double>(after.node_bytes - before.node_bytes);
 }
 
 /// The problems.hpp template at var<double> (what scalar_bench calls adx_reverse).

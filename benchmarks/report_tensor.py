@@ -77,7 +77,7 @@ def main():
                "iteration and leaves the gradient in double buffers: `hand` by hand-written backprop "
                "(CBLAS `dgemm` and plain loops, preallocated buffers), `adx` with `tensor<var<double>>` "
                "(tape_scope, parameters made variables, forward, `backward`, every adjoint read with "
-               "`x[i].adjoint()`), `torch` with LibTorch's C++ API (leaf tensors, `backward`, gradients "
+               "`adx::adjoints(x, span)`), `torch` with LibTorch's C++ API (leaf tensors, `backward`, gradients "
                "copied out). One thread everywhere (OPENBLAS_NUM_THREADS=1, OMP_NUM_THREADS=1, "
                "`torch::set_num_threads(1)`). All results were checked against `hand` (relative error "
                "< 1e-8) before timing.\n")
@@ -141,16 +141,20 @@ def main():
     out.append("")
 
     out.append("## adx tape per recording\n")
-    out.append("Counted by `tape<double>::stats()` around one recording of the adx program (statements "
-               "include the independent variables and the outputs of matmul nodes; operands are (index, "
-               "partial) entries; bytes = 1 per statement + 12 per operand).\n")
-    out.append("| benchmark | statements | operands | bytes |")
-    out.append("|---|---:|---:|---:|")
+    out.append("Counted by `tape<double>::stats()` around one recording of the adx program. Statements "
+               "are tape entries: a scalar statement, a block of independent variables or a tensor node "
+               "(each covers all its elements); operands are (index, partial) entries of the arena (a "
+               "block or node has one header entry); arena bytes = 1 per statement + 12 per operand. Node "
+               "bytes are what the nodes hold for the backward pass: per element and active operand an "
+               "index and a partial (12 bytes), and a product's operand values.\n")
+    out.append("| benchmark | statements | operands | arena bytes | nodes | node bytes |")
+    out.append("|---|---:|---:|---:|---:|---:|")
     for p in TENSOR + FORMS:
         for i in ("adx", "adx_tensor"):
             c = counters.get(f"{p}/{i}")
             if c and "statements" in c:
-                out.append(f"| {p}/{i} | {c['statements']:.0f} | {c['operands']:.0f} | {c['tape_bytes']:.0f} |")
+                out.append(f"| {p}/{i} | {c['statements']:.0f} | {c['operands']:.0f} | {c['tape_bytes']:.0f} | "
+                           f"{c.get('nodes', 0):.0f} | {c.get('node_bytes', 0):.0f} |")
     out.append("")
 
     with open(args.md, "w") as f:

@@ -71,6 +71,8 @@ struct tape_stats {
   std::size_t bytes_used = 0;      ///< bytes the statements and operands occupy
   std::size_t bytes_reserved = 0;  ///< bytes held by the arenas (kept across resets)
   std::size_t adjoint_bytes = 0;   ///< bytes of the adjoint vector (sized by the last sweep)
+  std::size_t nodes = 0;           ///< tensor operations recorded as nodes
+  std::size_t node_bytes = 0;      ///< bytes the nodes hold (their operands' indices, partials, values)
 };
 
 template <class T>
@@ -193,6 +195,8 @@ class tape {
     virtual void backward(T* adj) const = 0;
     /// Marks the inputs as reached (for the careful sweep).
     virtual void mark_inputs(std::uint8_t* reached) const = 0;
+    /// Bytes the node holds for its backward pass (for tape_stats).
+    virtual std::size_t bytes() const noexcept { return 0; }
   };
 
   /// Records a node with `outputs` consecutive output statements; returns the first index.
@@ -364,6 +368,8 @@ class tape {
     s.bytes_used = s.statements * sizeof(std::uint8_t) + s.operands * (sizeof(index_type) + sizeof(T));
     s.bytes_reserved = arena_.bytes_reserved();
     s.adjoint_bytes = adj_.capacity() * sizeof(T);
+    s.nodes = nodes_.size();
+    for (auto const& nd : nodes_) s.node_bytes += nd->bytes();
     return s;
   }
 

@@ -253,6 +253,7 @@ struct elementwise_node final : tape<T>::node {
   void mark_inputs(std::uint8_t* reached) const override {
     for (std::size_t k = 0; k < n * operands; ++k) reached[index[k]] = 1;
   }
+  std::size_t bytes() const noexcept override { return n * operands * (sizeof(index_type) + sizeof(T)) + operands; }
 };
 
 /// The result tensor of shape sh whose element i is make(i, element expression i), each made

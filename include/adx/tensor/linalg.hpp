@@ -122,6 +122,10 @@ struct matmul_node final : tape<T>::node {
       for (index_type i : side->index) reached[i] = 1;
     }
   }
+  /// The operands' values (a shared constant counted too) and scattered indices.
+  std::size_t bytes() const noexcept override {
+    return (a.values.size() + b.values.size()) * sizeof(T) + (a.index.size() + b.index.size()) * sizeof(index_type);
+  }
 };
 
 template <class S, class XA, class XB>

@@ -187,6 +187,7 @@ struct reduction_node final : tape<T>::node {
   void mark_inputs(std::uint8_t* reached) const override {
     for (std::size_t k = 0; k < lines * len; ++k) reached[index[k]] = 1;
   }
+  std::size_t bytes() const noexcept override { return lines * len * (sizeof(index_type) + sizeof(T)); }
 };
 
 /// The rule's value on a line, and its partials into p.
