@@ -152,6 +152,24 @@ auto make_tensor_expr(X&&... x) {
       wrap_tensor_operand(std::forward<X>(x))...);
 }
 
+/// What a tensor node keeps for its backward pass per (element, operand) pair: the operand's
+/// index and its partial, `count` of each (the elementwise and reduction nodes).
+template <class T>
+struct stored_operands {
+  std::size_t count;
+  std::unique_ptr<index_type[]> index;
+  std::unique_ptr<T[]> partial;
+  explicit stored_operands(std::size_t c)
+      : count(c),
+        index(std::make_unique_for_overwrite<index_type[]>(c)),
+        partial(std::make_unique_for_overwrite<T[]>(c)) {}
+  /// Marks every operand as reached (index 0, a constant, marks slot 0, which is never read).
+  void mark(std::uint8_t* reached) const {
+    for (std::size_t k = 0; k < count; ++k) reached[index[k]] = 1;
+  }
+  std::size_t bytes() const noexcept { return count * (sizeof(index_type) + sizeof(T)); }
+};
+
 /// The tape node of an elementwise expression over var<T> elements. The forward pass stores,
 /// per element, what a scalar statement would: each active operand's index and partial (the
 /// expression's rules computed them with the value, e.g. sin and cos from one sincos). They
@@ -161,18 +179,13 @@ auto make_tensor_expr(X&&... x) {
 template <class T>
 struct elementwise_node final : tape<T>::node {
   enum class operand_kind : std::uint8_t { general, broadcast, block };
-  std::size_t n = 0;                    ///< elements
-  std::size_t operands = 0;             ///< active operands per element
-  std::unique_ptr<index_type[]> index;  ///< operand j of element i at [j * n + i]
-  std::unique_ptr<T[]> partial;         ///< likewise
+  std::size_t n = 0;          ///< elements
+  std::size_t operands = 0;   ///< active operands per element
+  stored_operands<T> stored;  ///< operand j of element i at [j * n + i]
   std::vector<operand_kind> kind;
 
   elementwise_node(std::size_t elements, std::size_t k)
-      : n(elements),
-        operands(k),
-        index(std::make_unique_for_overwrite<index_type[]>(elements * k)),
-        partial(std::make_unique_for_overwrite<T[]>(elements * k)),
-        kind(k, operand_kind::general) {}
+      : n(elements), operands(k), stored(elements * k), kind(k, operand_kind::general) {}
 
   /// Receives one element's (index, partial) pairs from its expression's push, noting whether
   /// any operand is active and whether any comes from another recording than the current one
@@ -196,7 +209,7 @@ struct elementwise_node final : tape<T>::node {
   /// compiler vectorises).
   void classify() {
     for (std::size_t j = 0; j < operands; ++j) {
-      index_type const* ix = index.get() + j * n;
+      index_type const* ix = stored.index.get() + j * n;
       index_type const i0 = ix[0];
       index_type diff = 0;
       for (std::size_t i = 1; i < n; ++i) diff |= ix[i] ^ i0;
@@ -214,8 +227,8 @@ struct elementwise_node final : tape<T>::node {
   void backward(T* adj) const override {
     T const* a = adj + this->first;
     for (std::size_t j = 0; j < operands; ++j) {
-      index_type const* ix = index.get() + j * n;
-      T const* p = partial.get() + j * n;
+      index_type const* ix = stored.index.get() + j * n;
+      T const* p = stored.partial.get() + j * n;
       switch (kind[j]) {
         case operand_kind::broadcast:
           adj[ix[0]] += dot(p, a);
@@ -250,10 +263,8 @@ struct elementwise_node final : tape<T>::node {
       return s;
     }
   }
-  void mark_inputs(std::uint8_t* reached) const override {
-    for (std::size_t k = 0; k < n * operands; ++k) reached[index[k]] = 1;
-  }
-  std::size_t bytes() const noexcept override { return n * operands * (sizeof(index_type) + sizeof(T)) + operands; }
+  void mark_inputs(std::uint8_t* reached) const override { stored.mark(reached); }
+  std::size_t bytes() const noexcept override { return stored.bytes() + operands; }
 };
 
 /// The result tensor of shape sh whose element i is make(i, element expression i), each made
@@ -290,8 +301,8 @@ auto evaluate_elementwise(E expr) {
     using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
     std::size_t const n = sh.size();
     auto nd = std::make_unique<elementwise_node<T>>(n, element_expr::n_active);
-    index_type* const index = nd->index.get();
-    T* const partial = nd->partial.get();
+    index_type* const index = nd->stored.index.get();
+    T* const partial = nd->stored.partial.get();
     bool active = false, foreign = false;
     auto& node = *nd;  // the node does not move once the tape owns it
     // The node is recorded first (its outputs' indices are needed) and filled in one pass. If

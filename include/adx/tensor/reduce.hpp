@@ -169,25 +169,18 @@ struct norm_reduction {
 template <class T>
 struct reduction_node final : tape<T>::node {
   std::size_t lines, len;
-  std::unique_ptr<index_type[]> index;  ///< element j of line l at [l * len + j]
-  std::unique_ptr<T[]> partial;         ///< likewise
-  reduction_node(std::size_t l, std::size_t n)
-      : lines(l),
-        len(n),
-        index(std::make_unique_for_overwrite<index_type[]>(l * n)),
-        partial(std::make_unique_for_overwrite<T[]>(l * n)) {}
+  stored_operands<T> stored;  ///< element j of line l at [l * len + j]
+  reduction_node(std::size_t l, std::size_t n) : lines(l), len(n), stored(l * n) {}
   void backward(T* adj) const override {
     for (std::size_t l = 0; l < lines; ++l) {
       T const a = adj[this->first + l];
-      index_type const* ix = index.get() + l * len;
-      T const* p = partial.get() + l * len;
+      index_type const* ix = stored.index.get() + l * len;
+      T const* p = stored.partial.get() + l * len;
       for (std::size_t j = 0; j < len; ++j) adj[ix[j]] += p[j] * a;  // index 0 (a constant): slot 0, never read
     }
   }
-  void mark_inputs(std::uint8_t* reached) const override {
-    for (std::size_t k = 0; k < lines * len; ++k) reached[index[k]] = 1;
-  }
-  std::size_t bytes() const noexcept override { return lines * len * (sizeof(index_type) + sizeof(T)); }
+  void mark_inputs(std::uint8_t* reached) const override { stored.mark(reached); }
+  std::size_t bytes() const noexcept override { return stored.bytes(); }
 };
 
 /// The rule's value on a line, and its partials into p.
@@ -237,7 +230,6 @@ tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, s
       }
     std::vector<T> x(len), values(lines);
     if (!active || lines == 0 || !grad_enabled()) {
-      std::vector<T> p(len);
       return tensor<S>::generate(out, [&](std::size_t l) {
         for (std::size_t j = 0; j < len; ++j) x[j] = e[offset(l) + j * stride].val();
         return S::constant(Red::value(std::span<T const>(x)));
@@ -246,12 +238,12 @@ tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, s
     auto nd = std::make_unique<reduction_node<T>>(lines, len);
     for (std::size_t l = 0; l < lines; ++l) {
       S const* b = e + offset(l);
-      index_type* ix = nd->index.get() + l * len;
+      index_type* ix = nd->stored.index.get() + l * len;
       for (std::size_t j = 0; j < len; ++j) {
         x[j] = b[j * stride].val();
         ix[j] = b[j * stride].index();
       }
-      values[l] = value_and_partials<Red>(std::span<T const>(x), nd->partial.get() + l * len);
+      values[l] = value_and_partials<Red>(std::span<T const>(x), nd->stored.partial.get() + l * len);
     }
     index_type const first = tp.record_node(std::move(nd), lines, Red::name);
     epoch_type const ep = tp.epoch();
