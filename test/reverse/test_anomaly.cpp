@@ -52,7 +52,10 @@ TEST_CASE("anomaly: sqrt at 0 names the statement, its operation and its line") 
   CHECK(std::string(e->input_origin().operation) == "an independent variable");
   CHECK(recorded_here(e->input_origin(), x_line));
   std::string const what = e->what();
-  CHECK(what.find("adx: anomaly: the backward sweep produced inf in the adjoint of statement 1") == 0);
+  // x's index: 1 in a fresh process (CTest), later when parameters of earlier test cases live on
+  std::string const head =
+      "adx: anomaly: the backward sweep produced inf in the adjoint of statement " + std::to_string(x.index()) + ",";
+  CHECK_MESSAGE(what.find(head) == 0, what);
   CHECK(what.find("mul(sqrt(x), c), recorded at ") != std::string::npos);
   std::string where = "test_anomaly.cpp:";  // appended, not operator+: g++ 12 -O3 warns falsely there
   where += std::to_string(y_line);
@@ -123,10 +126,10 @@ TEST_CASE("anomaly: tensor operations (elementwise, reductions, matmul) name the
   CHECK(std::string(e->what()).find("a tensor operation on statements") != std::string::npos);
 
   unsigned const s2_line = __LINE__ + 1;
-  var<double> const s2 = sum(log(t));  // the elementwise log is evaluated inside sum: sum's line
+  var<double> const s2 = sum(log(t));  // one node: the elementwise log fused into the sum
   e = anomaly_of([&] { backward(s2); });
   REQUIRE(e.has_value());
-  CHECK(std::string(e->origin().operation) == "log(x)");
+  CHECK(std::string(e->origin().operation) == "sum(log(x))");
   CHECK(recorded_here(e->origin(), s2_line));
 
   tensor<var<double>> const w(tensor<double>{{1.0, 2.0}, {3.0, inf}});

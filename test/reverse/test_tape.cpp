@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <adx/adx.hpp>
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 
 #include "support/check.hpp"
@@ -118,6 +120,49 @@ TEST_CASE("tape: reset is O(1), reuses memory, and old vars become stale") {
     own.reset();
   }
   CHECK(own.stats().bytes_reserved == reserved);
+}
+
+TEST_CASE("tape: node memory is bump-allocated, kept across recordings and rewound with them") {
+  detail::node_memory mem;
+  auto const m0 = mem.position();
+  double* a = mem.allocate<double>(100);
+  std::uint32_t* b = mem.allocate<std::uint32_t>(3);
+  double* big = mem.allocate<double>(std::size_t{1} << 15);  // 256 KiB: beyond the first chunk
+  for (double* p : {a, big}) CHECK(reinterpret_cast<std::uintptr_t>(p) % 64 == 0);
+  CHECK(reinterpret_cast<std::uintptr_t>(b) % 64 == 0);
+  for (std::size_t i = 0; i < 100; ++i) a[i] = static_cast<double>(i);
+  std::fill_n(b, 3, 7u);
+  std::fill_n(big, std::size_t{1} << 15, -1.0);
+  CHECK(a[99] == 99.0);  // no overlap
+  CHECK(b[2] == 7u);
+  auto const reserved = mem.bytes_reserved();
+  CHECK(reserved >= (std::size_t{1} << 18) + 800);
+  // rewound: the same memory again, nothing new reserved
+  mem.rewind(m0);
+  CHECK(mem.allocate<double>(100) == a);
+  CHECK(mem.allocate<double>(std::size_t{1} << 15) != nullptr);
+  CHECK(mem.bytes_reserved() == reserved);
+  // a request larger than the kept chunk after the current one replaces it
+  mem.rewind(m0);
+  (void)mem.allocate<double>(100);
+  double* bigger = mem.allocate<double>(std::size_t{1} << 17);
+  bigger[(std::size_t{1} << 17) - 1] = 1.0;
+  CHECK(mem.bytes_reserved() > reserved);
+
+  // tensor nodes use it: repeated recordings of the same program reserve nothing new
+  tensor<double> const x0 = random_normal({400}, 3);
+  std::size_t after_first = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    tape_scope<var<double>> scope;
+    tensor<var<double>> x(x0);
+    var<double> y = sum(x * x) + mean(exp(x), 0)[0] + logsumexp(x);
+    backward(y);
+    tensor<double> const g = adjoints(x);
+    double const lse = logsumexp(x0);
+    CHECK(close(g[17], 2 * x0[17] + std::exp(x0[17]) / 400 + std::exp(x0[17] - lse), 1e-14, 1e-14));
+    if (rep == 0) after_first = tape<double>::current().stats().bytes_reserved;
+    CHECK(tape<double>::current().stats().bytes_reserved == after_first);
+  }
 }
 
 TEST_CASE("tape_scope: a nested recording inside an outer one") {

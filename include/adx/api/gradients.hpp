@@ -238,7 +238,7 @@ void adjoints(tensor<var<T>> const& x, std::span<T> out) {
   auto const& tp = tape<T>::current();
   if (detail::var_block const b = detail::tensor_access::block(x); b.first != 0) {  // one block: a copy
     tp.check_live(b.epoch);
-    for (std::size_t i = 0; i < x.size(); ++i) out[i] = tp.adjoint_of_live(b.first + static_cast<index_type>(i));
+    tp.adjoints_of_live(b.first, x.size(), out.data());
     return;
   }
   var<T> const* e = x.data();

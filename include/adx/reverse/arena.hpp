@@ -148,4 +148,74 @@ class statement_arena {
   std::size_t stmt_cap_ = 0, arg_cap_ = 0, stmts_ = 0, args_ = 0;
 };
 
+/// The memory of tape nodes' arrays (a tensor operation's stored indices, partials, operand
+/// values): bump-allocated from chunks that, like the statement arena's, are kept across
+/// recordings and rewound with them. A node's arrays cost no malloc/free per operation, and a
+/// large recording repeated does not give its pages back to the system and fault them in again.
+class node_memory {
+ public:
+  struct mark {
+    std::size_t chunk = 0, used = 0;
+  };
+  mark position() const noexcept { return {cur_, used_}; }
+  /// Drops everything allocated after m (the nodes that used it are gone).
+  void rewind(mark m) noexcept {
+    cur_ = m.chunk;
+    used_ = m.used;
+  }
+
+  /// Uninitialised room for n objects of type U (trivially destructible: nothing is destroyed).
+  template <class U>
+  U* allocate(std::size_t n) {
+    static_assert(std::is_trivially_destructible_v<U>, "adx: internal: node arrays must be trivially destructible");
+    static_assert(alignof(U) <= alignment, "adx: internal: node array over-aligned");
+    return static_cast<U*>(allocate_bytes(n * sizeof(U)));
+  }
+
+  std::size_t bytes_reserved() const noexcept {
+    std::size_t b = 0;
+    for (auto const& c : chunks_) b += c.size;
+    return b;
+  }
+
+ private:
+  static constexpr std::size_t alignment = 64;
+  static constexpr std::size_t min_chunk = std::size_t{1} << 16;
+  static constexpr std::size_t max_chunk = std::size_t{1} << 24;
+
+  struct aligned_free {
+    void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{alignment}); }
+  };
+  struct chunk {
+    std::unique_ptr<std::byte[], aligned_free> data;
+    std::size_t size = 0;
+  };
+  static chunk make_chunk(std::size_t size) {
+    return {std::unique_ptr<std::byte[], aligned_free>(
+                static_cast<std::byte*>(::operator new[](size, std::align_val_t{alignment}))),
+            size};
+  }
+
+  void* allocate_bytes(std::size_t bytes) {
+    bytes = (bytes + alignment - 1) / alignment * alignment;  // every array starts a cache line
+    if (chunks_.empty()) chunks_.push_back(make_chunk(std::max(min_chunk, bytes)));
+    if (used_ + bytes > chunks_[cur_].size) {
+      // the next chunk: a kept one if it is large enough (those after cur_ hold nothing)
+      std::size_t const want = std::max({min_chunk, bytes, std::min(2 * chunks_[cur_].size, max_chunk)});
+      ++cur_;
+      if (cur_ == chunks_.size())
+        chunks_.push_back(make_chunk(want));
+      else if (chunks_[cur_].size < bytes)
+        chunks_[cur_] = make_chunk(want);
+      used_ = 0;
+    }
+    std::byte* p = chunks_[cur_].data.get() + used_;
+    used_ += bytes;
+    return p;
+  }
+
+  std::vector<chunk> chunks_;
+  std::size_t cur_ = 0, used_ = 0;
+};
+
 }  // namespace adx::detail

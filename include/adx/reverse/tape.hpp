@@ -81,7 +81,7 @@ class tape {
   using value_type = T;
 
   tape() {
-    frames_.push_back(frame{detail::new_epoch(), 0, {}, false, 0});
+    frames_.push_back(frame{detail::new_epoch(), 0, {}, false, 0, {}});
     epoch_ = frames_.back().epoch;
   }
   tape(tape const&) = delete;
@@ -199,6 +199,14 @@ class tape {
     virtual std::size_t bytes() const noexcept { return 0; }
   };
 
+  /// Uninitialised room for n objects of type U (trivially destructible) that a node keeps for
+  /// its backward pass: it lives until the recording ends or is rolled back past it, with the
+  /// nodes recorded after it. Reused across recordings (no malloc per operation).
+  template <class U>
+  U* node_array(std::size_t n) {
+    return node_mem_.template allocate<U>(n);
+  }
+
   /// Records a node with `outputs` consecutive output statements; returns the first index.
   /// `operation` names it for anomaly reports. Callers check detail::grad_enabled() first and
   /// make constants under no_grad.
@@ -244,7 +252,8 @@ class tape {
 
   /// Starts a nested recording; its statements are dropped by pop_frame.
   void push_frame() {
-    frames_.push_back(frame{detail::new_epoch(), n_, arena_.position(), nonfinite_, nodes_.size()});
+    frames_.push_back(
+        frame{detail::new_epoch(), n_, arena_.position(), nonfinite_, nodes_.size(), node_mem_.position()});
     epoch_ = frames_.back().epoch;
   }
   /// Ends the innermost recording: its statements are dropped in O(1), its vars become stale.
@@ -260,12 +269,17 @@ class tape {
     typename detail::statement_arena<detail::stored_index, T>::mark stmts;
     bool nonfinite;
     std::size_t nodes;
+    detail::node_memory::mark node_mem;
   };
-  checkpoint_t checkpoint() noexcept { return {n_, arena_.position(), nonfinite_, nodes_.size()}; }
+  checkpoint_t checkpoint() noexcept {
+    return {n_, arena_.position(), nonfinite_, nodes_.size(), node_mem_.position()};
+  }
   /// Drops what was recorded after cp, which must belong to the current recording (an operation
   /// that failed half-way, or whose node turned out to have no active operand). The indices
   /// are given out again, so no var recorded after cp may be used.
-  void rollback(checkpoint_t const& cp) noexcept { rewind_to(frame{epoch_, cp.n, cp.stmts, cp.nonfinite, cp.nodes}); }
+  void rollback(checkpoint_t const& cp) noexcept {
+    rewind_to(frame{epoch_, cp.n, cp.stmts, cp.nonfinite, cp.nodes, cp.node_mem});
+  }
 
   /// Drops every statement of the current recording in O(1); its vars become stale.
   void reset() {
@@ -276,6 +290,7 @@ class tape {
   void shrink_to_fit() {
     if (frames_.size() != 1 || n_ != 0) throw error("adx: tape::shrink_to_fit needs an empty tape with no open scope");
     arena_.shrink();
+    node_mem_ = {};
     adj_ = {};
     adj_.shrink_to_fit();
   }
@@ -359,6 +374,12 @@ class tape {
 
   /// adjoint(i, e) for a var already checked to be live (bulk reads check once per recording).
   T adjoint_of_live(index_type i) const noexcept { return i == 0 || i > swept_ ? detail::constant<T>(0) : adj_[i]; }
+  /// adjoint_of_live of first .. first + n - 1 (first > 0) into out: a copy of the swept part.
+  void adjoints_of_live(index_type first, std::size_t n, T* out) const {
+    std::size_t const swept = first > swept_ ? 0 : std::min<std::size_t>(n, std::size_t{swept_} - first + 1);
+    std::copy_n(adj_.data() + first, swept, out);
+    std::fill_n(out + swept, n - swept, detail::constant<T>(0));
+  }
 
   tape_stats stats() {
     tape_stats s;
@@ -366,7 +387,7 @@ class tape {
     s.indices = n_;
     s.operands = arena_.operands_used();
     s.bytes_used = s.statements * sizeof(std::uint8_t) + s.operands * (sizeof(index_type) + sizeof(T));
-    s.bytes_reserved = arena_.bytes_reserved();
+    s.bytes_reserved = arena_.bytes_reserved() + node_mem_.bytes_reserved();
     s.adjoint_bytes = adj_.capacity() * sizeof(T);
     s.nodes = nodes_.size();
     for (auto const& nd : nodes_) s.node_bytes += nd->bytes();
@@ -408,6 +429,7 @@ class tape {
     typename detail::statement_arena<detail::stored_index, T>::mark stmts;
     bool nonfinite;
     std::size_t nodes;
+    detail::node_memory::mark node_mem;
   };
 
   ADX_ALWAYS_INLINE index_type next_index() {
@@ -429,6 +451,7 @@ class tape {
     n_ = f.n;
     arena_.rewind(f.stmts);
     nodes_.resize(f.nodes);
+    node_mem_.rewind(f.node_mem);  // after the nodes using it are gone
     if (released_.size() > std::size_t{n_} + 1) released_.resize(std::size_t{n_} + 1);  // indices get reused
     nonfinite_ = f.nonfinite;
     swept_ = std::min(swept_, n_);
@@ -627,6 +650,7 @@ class tape {
   bool reached_valid_ = false;
   std::vector<frame> frames_;
   std::vector<std::unique_ptr<node>> nodes_;
+  detail::node_memory node_mem_;           // the nodes' arrays
   std::vector<statement_origin> origins_;  // anomaly mode only
   std::vector<std::uint8_t> scratch_;      // anomaly mode only
 

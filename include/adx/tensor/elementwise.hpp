@@ -3,15 +3,16 @@
 // each element builds the same scalar expression the scalar layer would build from the same
 // rules. So every elementwise function works in every mode: for tensor<double> the loop is
 // plain arithmetic; for tensor<dual<T>> each element gets its tangent; for tensor<var<T>> the
-// expression is ONE tape node owning a contiguous block of adjoint slots: its values are
-// computed now, and the sweep rebuilds each element's scalar expression and pushes the adjoint
-// through the same rules (no partials stored). A broadcast operand's adjoint is summed back
-// over the elements that read it.
+// expression is ONE tape node owning a contiguous block of adjoint slots: the loop computes
+// each element's value and, from the same rules, its operands' partials, which the node keeps
+// for the sweep. A broadcast operand's adjoint is summed back over the elements that read it.
+// sum(e) and mean(e) of an expression make no elementwise result (reduce.hpp).
 //
 // Operands are kept by value (tensors share their buffers, so this is cheap): an expression
 // never dangles, and assigning it to one of its own operands is safe.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -153,16 +154,15 @@ auto make_tensor_expr(X&&... x) {
 }
 
 /// What a tensor node keeps for its backward pass per (element, operand) pair: the operand's
-/// index and its partial, `count` of each (the elementwise and reduction nodes).
+/// index and its partial, `count` of each (the elementwise and reduction nodes), in the tape's
+/// node memory.
 template <class T>
 struct stored_operands {
   std::size_t count;
-  std::unique_ptr<index_type[]> index;
-  std::unique_ptr<T[]> partial;
-  explicit stored_operands(std::size_t c)
-      : count(c),
-        index(std::make_unique_for_overwrite<index_type[]>(c)),
-        partial(std::make_unique_for_overwrite<T[]>(c)) {}
+  index_type* index;
+  T* partial;
+  stored_operands(tape<T>& tp, std::size_t c)
+      : count(c), index(tp.template node_array<index_type>(c)), partial(tp.template node_array<T>(c)) {}
   /// Marks every operand as reached (index 0, a constant, marks slot 0, which is never read).
   void mark(std::uint8_t* reached) const {
     for (std::size_t k = 0; k < count; ++k) reached[index[k]] = 1;
@@ -182,10 +182,16 @@ struct elementwise_node final : tape<T>::node {
   std::size_t n = 0;          ///< elements
   std::size_t operands = 0;   ///< active operands per element
   stored_operands<T> stored;  ///< operand j of element i at [j * n + i]
-  std::vector<operand_kind> kind;
+  operand_kind* kind;
+  /// A reduced node (sum or mean of the expression) has one output, whose adjoint times
+  /// `scale` (the reduction's partial, 1 or 1/n) is every element's adjoint.
+  bool reduced = false;
+  double scale = 1;
 
-  elementwise_node(std::size_t elements, std::size_t k)
-      : n(elements), operands(k), stored(elements * k), kind(k, operand_kind::general) {}
+  elementwise_node(tape<T>& tp, std::size_t elements, std::size_t k)
+      : n(elements), operands(k), stored(tp, elements * k), kind(tp.template node_array<operand_kind>(k)) {
+    std::fill_n(kind, k, operand_kind::general);
+  }
 
   /// Receives one element's (index, partial) pairs from its expression's push, noting whether
   /// any operand is active and whether any comes from another recording than the current one
@@ -209,7 +215,7 @@ struct elementwise_node final : tape<T>::node {
   /// compiler vectorises).
   void classify() {
     for (std::size_t j = 0; j < operands; ++j) {
-      index_type const* ix = stored.index.get() + j * n;
+      index_type const* ix = stored.index + j * n;
       index_type const i0 = ix[0];
       index_type diff = 0;
       for (std::size_t i = 1; i < n; ++i) diff |= ix[i] ^ i0;
@@ -225,47 +231,66 @@ struct elementwise_node final : tape<T>::node {
   }
 
   void backward(T* adj) const override {
-    T const* a = adj + this->first;
+    if (!reduced) {
+      T const* a = adj + this->first;
+      pass(adj, [a](std::size_t i) { return a[i]; });
+    } else {  // every element's adjoint is the one output's, times the reduction's partial
+      T const a = scale == 1 ? adj[this->first] : to_value<T>(scale * adj[this->first]);
+      pass(adj, [a](std::size_t) { return a; });
+    }
+  }
+  /// Adds p * a(i) into each operand's adjoints, operand by operand.
+  template <class A>
+  ADX_ALWAYS_INLINE void pass(T* adj, A a) const {
     for (std::size_t j = 0; j < operands; ++j) {
-      index_type const* ix = stored.index.get() + j * n;
-      T const* p = stored.partial.get() + j * n;
+      index_type const* ix = stored.index + j * n;
+      T const* p = stored.partial + j * n;
       switch (kind[j]) {
         case operand_kind::broadcast:
           adj[ix[0]] += dot(p, a);
           break;
         case operand_kind::block: {
           T* d = adj + ix[0];
-          for (std::size_t i = 0; i < n; ++i) d[i] += p[i] * a[i];
+          for (std::size_t i = 0; i < n; ++i) d[i] += p[i] * a(i);
           break;
         }
         case operand_kind::general:
-          for (std::size_t i = 0; i < n; ++i) adj[ix[i]] += p[i] * a[i];
+          for (std::size_t i = 0; i < n; ++i) adj[ix[i]] += p[i] * a(i);
           break;
       }
     }
   }
-  /// sum_i p[i] a[i]; for plain numbers in four independent sums (no single dependency chain).
-  T dot(T const* p, T const* a) const {
+  /// sum_i p[i] a(i); for plain numbers in four independent sums (no single dependency chain).
+  template <class A>
+  T dot(T const* p, A a) const {
     if constexpr (std::is_arithmetic_v<T>) {
       T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
       std::size_t i = 0;
       for (; i + 4 <= n; i += 4) {
-        s0 += p[i] * a[i];
-        s1 += p[i + 1] * a[i + 1];
-        s2 += p[i + 2] * a[i + 2];
-        s3 += p[i + 3] * a[i + 3];
+        s0 += p[i] * a(i);
+        s1 += p[i + 1] * a(i + 1);
+        s2 += p[i + 2] * a(i + 2);
+        s3 += p[i + 3] * a(i + 3);
       }
-      for (; i < n; ++i) s0 += p[i] * a[i];
+      for (; i < n; ++i) s0 += p[i] * a(i);
       return (s0 + s1) + (s2 + s3);
     } else {
       T s = constant<T>(0);
-      for (std::size_t i = 0; i < n; ++i) s += p[i] * a[i];
+      for (std::size_t i = 0; i < n; ++i) s += p[i] * a(i);
       return s;
     }
   }
   void mark_inputs(std::uint8_t* reached) const override { stored.mark(reached); }
   std::size_t bytes() const noexcept override { return stored.bytes() + operands; }
 };
+
+/// Steps a row-major multi-index over shape sh (the last axis fastest).
+inline void next_index(stride_array& idx, adx::shape const& sh) noexcept {
+  for (std::size_t d = sh.rank(); d-- > 0;) {
+    if (++idx[d] < sh[d]) return;
+    idx[d] = 0;
+  }
+}
 
 /// The result tensor of shape sh whose element i is make(i, element expression i), each made
 /// in place, in row-major order.
@@ -276,12 +301,27 @@ tensor<R> generate_elements(E const& expr, adx::shape const& sh, bool flat, F&& 
   std::size_t const rank = sh.rank();
   return tensor<R>::generate(sh, [&](std::size_t i) ADX_INLINE_LAMBDA {
     R r = make(i, expr.at_index(idx, rank));
-    for (std::size_t d = rank; d-- > 0;) {
-      if (++idx[d] < sh[d]) break;
-      idx[d] = 0;
-    }
+    next_index(idx, sh);
     return r;
   });
+}
+
+/// Calls f(i, element expression i) for every element of shape sh, in row-major order.
+/// Always inlined: the caller's accumulators then stay in registers (through a reference they
+/// would be stored and reloaded per element, since the node's partial stores may alias them).
+template <class E, class F>
+ADX_ALWAYS_INLINE void visit_elements(E const& expr, adx::shape const& sh, bool flat, F&& f) {
+  std::size_t const n = sh.size();
+  if (flat) {
+    for (std::size_t i = 0; i < n; ++i) f(i, expr.at_flat(i));
+    return;
+  }
+  stride_array idx{};
+  std::size_t const rank = sh.rank();
+  for (std::size_t i = 0; i < n; ++i) {
+    f(i, expr.at_index(idx, rank));
+    next_index(idx, sh);
+  }
 }
 
 /// Runs the loop: one pass over the result. For var<T> elements the expression becomes ONE
@@ -300,14 +340,14 @@ auto evaluate_elementwise(E expr) {
       return generate_elements<R>(expr, sh, flat, [](std::size_t, auto const& e) { return R::constant(e.val()); });
     using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
     std::size_t const n = sh.size();
-    auto nd = std::make_unique<elementwise_node<T>>(n, element_expr::n_active);
-    index_type* const index = nd->stored.index.get();
-    T* const partial = nd->stored.partial.get();
-    bool active = false, foreign = false;
-    auto& node = *nd;  // the node does not move once the tape owns it
     // The node is recorded first (its outputs' indices are needed) and filled in one pass. If
     // an operand turns out to be stale, or none is active, the node is dropped again.
     auto const cp = tp.checkpoint();
+    auto nd = std::make_unique<elementwise_node<T>>(tp, n, element_expr::n_active);
+    index_type* const index = nd->stored.index;
+    T* const partial = nd->stored.partial;
+    bool active = false, foreign = false;
+    auto& node = *nd;  // the node does not move once the tape owns it
     index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
     epoch_type const ep = tp.epoch();
     tensor<R> out;
@@ -469,16 +509,12 @@ tensor<bool> compare(X const& x, Y const& y) {
   adx::shape const sh = broadcast_shapes(shape_of(ex), shape_of(ey), Op::name);
   tensor<bool> out(sh);
   bool* o = out.data();
-  stride_array idx{};
-  auto sx = strides_for(ex, sh), sy = strides_for(ey, sh);
+  std::array<stride_array, 2> const st{strides_for(ex, sh), strides_for(ey, sh)};
+  multi_index<2> at{sh, st};
   for (std::size_t i = 0; i < out.size(); ++i) {
-    std::size_t ox = 0, oy = 0;
-    for (std::size_t d = 0; d < sh.rank(); ++d) ox += idx[d] * sx[d], oy += idx[d] * sy[d];
-    o[i] = Op{}(static_cast<double>(primal_of(element(ex, ox))), static_cast<double>(primal_of(element(ey, oy))));
-    for (std::size_t d = sh.rank(); d-- > 0;) {
-      if (++idx[d] < sh[d]) break;
-      idx[d] = 0;
-    }
+    o[i] = Op{}(static_cast<double>(primal_of(element(ex, at.off[0]))),
+                static_cast<double>(primal_of(element(ey, at.off[1]))));
+    at.next();
   }
   return out;
 }

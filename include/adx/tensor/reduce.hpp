@@ -18,9 +18,12 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
+#include <type_traits>
 #include <vector>
-#include "adx/core/source_location.hpp"
 
+#include "adx/core/source_location.hpp"
+#include "adx/reverse/anomaly.hpp"
 #include "adx/reverse/var.hpp"
 #include "adx/tensor/elementwise.hpp"
 
@@ -170,12 +173,12 @@ template <class T>
 struct reduction_node final : tape<T>::node {
   std::size_t lines, len;
   stored_operands<T> stored;  ///< element j of line l at [l * len + j]
-  reduction_node(std::size_t l, std::size_t n) : lines(l), len(n), stored(l * n) {}
+  reduction_node(tape<T>& tp, std::size_t l, std::size_t n) : lines(l), len(n), stored(tp, l * n) {}
   void backward(T* adj) const override {
     for (std::size_t l = 0; l < lines; ++l) {
       T const a = adj[this->first + l];
-      index_type const* ix = stored.index.get() + l * len;
-      T const* p = stored.partial.get() + l * len;
+      index_type const* ix = stored.index + l * len;
+      T const* p = stored.partial + l * len;
       for (std::size_t j = 0; j < len; ++j) adj[ix[j]] += p[j] * a;  // index 0 (a constant): slot 0, never read
     }
   }
@@ -235,15 +238,15 @@ tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, s
         return S::constant(Red::value(std::span<T const>(x)));
       });
     }
-    auto nd = std::make_unique<reduction_node<T>>(lines, len);
+    auto nd = std::make_unique<reduction_node<T>>(tp, lines, len);
     for (std::size_t l = 0; l < lines; ++l) {
       S const* b = e + offset(l);
-      index_type* ix = nd->stored.index.get() + l * len;
+      index_type* ix = nd->stored.index + l * len;
       for (std::size_t j = 0; j < len; ++j) {
         x[j] = b[j * stride].val();
         ix[j] = b[j * stride].index();
       }
-      values[l] = value_and_partials<Red>(std::span<T const>(x), nd->stored.partial.get() + l * len);
+      values[l] = value_and_partials<Red>(std::span<T const>(x), nd->stored.partial + l * len);
     }
     index_type const first = tp.record_node(std::move(nd), lines, Red::name);
     epoch_type const ep = tp.epoch();
@@ -254,8 +257,86 @@ tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, s
   }
 }
 
+/// "sum(mul(x, c))": a fused reduction's operation, for anomaly reports.
+template <class Red, class E>
+char const* describe_reduction() {
+  static std::string const text = std::string(Red::name) + "(" + describe_expression<E>() + ")";
+  return text.c_str();
+}
+
+/// sum or mean of an elementwise expression, without making the elementwise result: one pass
+/// over the elements. For var elements it is ONE tape node with one output (a reduced
+/// elementwise_node): each element's operand indices and partials, and the reduction's partial
+/// (1 or 1/n) applied to the output's adjoint. Values and derivatives are those of eval then
+/// reduce, in the same order of operations.
+template <class Red, class E>
+auto reduce_expression(E expr) {
+  using R = typename E::element_type;
+  constexpr bool is_mean = std::is_same_v<Red, mean_reduction>;
+  adx::shape const sh = expr.shape();
+  std::size_t const n = sh.size();
+  expr.bind(sh);
+  bool const flat = expr.flat_readable(sh);
+  auto const finish = [n](auto const& s) {
+    using S = std::remove_cvref_t<decltype(s)>;
+    if constexpr (is_mean)
+      return to_value<S>(s / static_cast<double>(n));
+    else
+      return s;
+  };
+  if constexpr (is_reverse_v<R>) {
+    using T = value_type_t<R>;
+    auto& tp = tape<T>::current();
+    T s = constant<T>(0);
+    if (!grad_enabled()) {
+      visit_elements(expr, sh, flat, [&](std::size_t, auto const& e) { s = s + e.val(); });
+      return R::constant(finish(s));
+    }
+    using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
+    auto const cp = tp.checkpoint();
+    auto nd = std::make_unique<elementwise_node<T>>(tp, n, element_expr::n_active);
+    nd->reduced = true;
+    nd->scale = is_mean ? 1.0 / static_cast<double>(n) : 1.0;
+    index_type* const index = nd->stored.index;
+    T* const partial = nd->stored.partial;
+    bool active = false, foreign = false;
+    auto& node = *nd;  // the node does not move once the tape owns it
+    index_type const first = tp.record_node(std::move(nd), 1, describe_reduction<Red, E>());
+    epoch_type const ep = tp.epoch();
+    try {
+      visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
+        typename elementwise_node<T>::writer w{index, partial, n, i, 0, ep, false, false};
+        e.push(w);
+        active |= w.active;
+        foreign |= w.foreign;
+        s = s + e.val();
+      });
+      if (foreign)  // operands of outer recordings are fine; of ended ones, an error
+        expr.for_each_element([&](auto const& x) {
+          if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, R>) tp.check_live(x.epoch());
+        });
+    } catch (...) {
+      tp.rollback(cp);
+      throw;
+    }
+    if (!active) {  // constants only: no node, a constant result
+      tp.rollback(cp);
+      return R::constant(finish(s));
+    }
+    node.classify();
+    return R::recorded(finish(s), first, ep);
+  } else {
+    R s = constant<R>(0);
+    visit_elements(expr, sh, flat, [&](std::size_t, auto const& e) { s = s + R(e); });
+    return finish(s);
+  }
+}
+
 template <class Red, class X>
 auto reduce_all(X const& x) {
+  if constexpr (tensor_node<X> && (std::is_same_v<Red, sum_reduction> || std::is_same_v<Red, mean_reduction>)) {
+    if (x.shape().size() > 0) return reduce_expression<Red>(x);
+  }
   auto const t = eval(x);
   return reduce_lines<Red>(
              t, 1, t.size(), 1, [](std::size_t) { return std::size_t{0}; }, shape{})
