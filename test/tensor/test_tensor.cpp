@@ -554,6 +554,42 @@ TEST_CASE("tensor: sum and mean of an expression are one node, exactly eval then
   }
 }
 
+TEST_CASE("tensor: log_softmax of var elements is one node, equal to x - logsumexp(x)") {
+  tensor<double> const x0 = random_normal({3, 4, 5}, 31), w = random_normal({3, 4, 5}, 32);
+  for (long axis : {0L, 1L, 2L, -1L}) {
+    INFO("axis " << axis);
+    tape_scope<var<double>> scope;
+    auto& tp = tape<double>::current();
+    tensor<var<double>> x(x0);
+    x(1, 2, 3) = var<double>::constant(0.25);  // a constant element: no gradient, the others unchanged
+    auto const s1 = tp.stats();
+    tensor<var<double>> y = log_softmax(x, axis);
+    CHECK(tp.stats().nodes - s1.nodes == 1);
+    CHECK(tp.stats().statements - s1.statements == 1);
+    tensor<var<double>> z = x - logsumexp(x, axis, true);
+    for (std::size_t i = 0; i < y.size(); ++i) CHECK(y[i].value() == z[i].value());
+    var<double> ly = sum(y * w), lz = sum(z * w);
+    backward(ly);
+    tensor<double> const gy = adjoints(x);
+    backward(lz);
+    tensor<double> const gz = adjoints(x);
+    for (std::size_t i = 0; i < gy.size(); ++i) CHECK(close(gy[i], gz[i], 1e-14, 1e-14));
+    CHECK(gy(1, 2, 3) == 0.0);
+  }
+  // second order (the node's backward recorded on the inner tape) against forward-over-forward
+  tensor<double> const v0{0.3, -1.2, 0.8, 2.0};
+  tensor<double> const c{0.5, -1.0, 2.0, 0.25};
+  auto f = [&](auto const& t) { return sum(log_softmax(t) * c); };
+  auto const H = hessian_of(f, v0);
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t j = 0; j < 4; ++j) {
+      tensor<dual<dual<double>>> xd(v0.shape());
+      for (std::size_t k = 0; k < 4; ++k)
+        xd[k] = dual<dual<double>>(dual<double>(v0[k], k == i ? 1.0 : 0.0), dual<double>(k == j ? 1.0 : 0.0, 0.0));
+      CHECK(close(f(xd).tangent().tangent(), H[i * 4 + j], 1e-13, 1e-13));
+    }
+}
+
 TEST_CASE("tensor: forward and nested element types") {
   // a Hessian-vector product through tensor code, var<dual<double>>
   tensor<double> const x0{0.3, -0.7, 1.1};

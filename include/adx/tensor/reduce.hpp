@@ -361,6 +361,73 @@ auto reduce_axis(X const& x, long axis, bool keepdims) {
       t, outer * inner, len, inner, [=](std::size_t l) { return (l / inner) * len * inner + l % inner; }, sh);
 }
 
+/// The tape node of log_softmax over var<T> elements, one for all the lines: out_j = x_j -
+/// logsumexp(line). It keeps each input's index and softmax value; the backward pass is, per
+/// line, dx_j += a_j - softmax_j * sum_k a_k (no separate logsumexp and subtraction nodes).
+template <class T>
+struct log_softmax_node final : tape<T>::node {
+  std::size_t lines, len, inner;  ///< line l: elements (l / inner) * len * inner + l % inner + j * inner
+  stored_operands<T> stored;      ///< per element, in the tensor's order: input index, softmax
+  log_softmax_node(tape<T>& tp, std::size_t l, std::size_t n, std::size_t in)
+      : lines(l), len(n), inner(in), stored(tp, l * n) {}
+  void backward(T* adj) const override {
+    T const* a = adj + this->first;
+    for (std::size_t l = 0; l < lines; ++l) {
+      std::size_t const o = (l / inner) * len * inner + l % inner;
+      T g = constant<T>(0);
+      for (std::size_t j = 0; j < len; ++j) g += a[o + j * inner];
+      for (std::size_t j = 0; j < len; ++j) {
+        std::size_t const k = o + j * inner;
+        adj[stored.index[k]] += a[k] - stored.partial[k] * g;  // index 0 (a constant): slot 0, never read
+      }
+    }
+  }
+  void mark_inputs(std::uint8_t* reached) const override { stored.mark(reached); }
+  std::size_t bytes() const noexcept override { return stored.bytes(); }
+};
+
+/// log_softmax of var<T> elements along an axis as one node; other cases (no active element,
+/// no_grad, empty) as x - logsumexp(x), which records nothing or gives constants there.
+template <class S>
+tensor<S> log_softmax_reverse(tensor<S> const& t, long axis) {
+  using T = value_type_t<S>;
+  std::size_t const ax = normalize_axis("log_softmax", axis, t.shape());
+  std::size_t const len = t.shape()[ax];
+  std::size_t inner = 1;
+  for (std::size_t d = ax + 1; d < t.rank(); ++d) inner *= t.shape()[d];
+  std::size_t const n = t.size(), lines = len ? n / len : 0;
+  auto& tp = tape<T>::current();
+  S const* e = t.data();
+  bool active = false;
+  for (std::size_t i = 0; i < n; ++i)
+    if (e[i].index() != 0) {
+      active = true;
+      if (e[i].epoch() != tp.epoch()) tp.check_live(e[i].epoch());
+    }
+  if (!active || n == 0 || !grad_enabled()) return eval(t - logsumexp(t, axis, true));
+  auto nd = std::make_unique<log_softmax_node<T>>(tp, lines, len, inner);
+  index_type* const ix = nd->stored.index;
+  T* const soft = nd->stored.partial;
+  std::vector<T> x(len), p(len), out(n);
+  for (std::size_t l = 0; l < lines; ++l) {
+    std::size_t const o = (l / inner) * len * inner + l % inner;
+    for (std::size_t j = 0; j < len; ++j) x[j] = e[o + j * inner].val();
+    T const lse = value_and_partials<logsumexp_reduction>(std::span<T const>(x), p.data());
+    for (std::size_t j = 0; j < len; ++j) {
+      std::size_t const k = o + j * inner;
+      ix[k] = e[k].index();
+      soft[k] = p[j];
+      out[k] = to_value<T>(x[j] - lse);
+    }
+  }
+  index_type const first = tp.record_node(std::move(nd), n, "log_softmax");
+  epoch_type const ep = tp.epoch();
+  tensor<S> r = tensor<S>::generate(
+      t.shape(), [&](std::size_t i) { return S::recorded(out[i], first + static_cast<index_type>(i), ep); });
+  tensor_access::note_block(r, first, ep);
+  return r;
+}
+
 }  // namespace detail
 
 // `where` (the caller's line) is for anomaly mode (reverse/anomaly.hpp).
@@ -427,12 +494,16 @@ auto softmax(X const& x, long axis = -1, source_location where = source_location
   auto const e = eval(exp(t - m));
   return eval(e / sum(e, axis, true));
 }
-/// log_softmax along an axis (default the last): x - logsumexp(x).
+/// log_softmax along an axis (default the last): x - logsumexp(x); for var elements one tape
+/// node.
 template <tensor_operand X>
 auto log_softmax(X const& x, long axis = -1, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   auto const t = eval(x);
-  return eval(t - logsumexp(t, axis, true));
+  if constexpr (is_reverse_v<typename decltype(t)::value_type>)
+    return detail::log_softmax_reverse(t, axis);
+  else
+    return eval(t - logsumexp(t, axis, true));
 }
 
 /// The inner product of two rank-1 tensors of equal length.
