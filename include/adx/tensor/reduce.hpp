@@ -279,10 +279,12 @@ auto reduce_expression(E expr) {
   bool const flat = expr.flat_readable(sh);
   auto const finish = [n](auto const& s) {
     using S = std::remove_cvref_t<decltype(s)>;
-    if constexpr (is_mean)
+    if constexpr (is_mean) {
       return to_value<S>(s / static_cast<double>(n));
-    else
+    } else {
+      (void)n;  // used by mean only
       return s;
+    }
   };
   if constexpr (is_reverse_v<R>) {
     using T = value_type_t<R>;
