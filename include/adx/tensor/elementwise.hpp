@@ -324,6 +324,15 @@ ADX_ALWAYS_INLINE void visit_elements(E const& expr, adx::shape const& sh, bool 
   }
 }
 
+/// After an element loop whose writers saw an operand of another recording than the current
+/// one: operands of outer recordings are fine, of ended ones an error (stale_variable_error).
+template <class R, class E, class Tape>
+void check_operands_live(E const& expr, Tape const& tp) {
+  expr.for_each_element([&](auto const& x) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, R>) tp.check_live(x.epoch());
+  });
+}
+
 /// Runs the loop: one pass over the result. For var<T> elements the expression becomes ONE
 /// tape node (values now, partials in the sweep); otherwise each element is built from its
 /// scalar expression (plain values, or value and tangent for dual).
@@ -360,10 +369,7 @@ auto evaluate_elementwise(E expr) {
         foreign |= w.foreign;
         return R::recorded(e.val(), first + static_cast<index_type>(i), ep);
       });
-      if (foreign)  // operands of outer recordings are fine; of ended ones, an error
-        expr.for_each_element([&](auto const& x) {
-          if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, R>) tp.check_live(x.epoch());
-        });
+      if (foreign) check_operands_live<R>(expr, tp);
     } catch (...) {
       tp.rollback(cp);
       throw;

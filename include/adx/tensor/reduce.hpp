@@ -313,10 +313,7 @@ auto reduce_expression(E expr) {
         foreign |= w.foreign;
         s = s + e.val();
       });
-      if (foreign)  // operands of outer recordings are fine; of ended ones, an error
-        expr.for_each_element([&](auto const& x) {
-          if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, R>) tp.check_live(x.epoch());
-        });
+      if (foreign) check_operands_live<R>(expr, tp);
     } catch (...) {
       tp.rollback(cp);
       throw;
