@@ -337,6 +337,8 @@ class tape {
       } else {
         run<true>(top);
       }
+    } else if constexpr (std::is_floating_point_v<T>) {
+      run_plain(top);
     } else {
       run<false>(top);
     }
@@ -558,7 +560,7 @@ class tape {
         if constexpr (!Careful) {
           if (detail::structural_zero(a)) continue;
         }
-        for (std::size_t j = 0; j < n; ++j) {
+        for (std::size_t j = n; j-- > 0;) {  // last operand first, as run_plain
           index_type const i = static_cast<index_type>(idx[pos + j]);
           if constexpr (Checked) {
             T const c = val[pos + j] * a;
@@ -571,6 +573,70 @@ class tape {
         }
       }
     }
+  }
+
+  /// The plain sweep over floating-point adjoints: run<false> with one register. Scalar code
+  /// mostly feeds each statement into the next through its first operand (s += ..., chains of
+  /// updates), so statement k adds to the adjoint of k - 1, which is read right after. Through
+  /// memory that is a store-to-load round trip on the critical path of every statement (about
+  /// twice an addition's latency); here that one adjoint stays in `held` until statement k - 1
+  /// reads it. The operations and their order are those of run<false>.
+  void run_plain(index_type top) {
+    auto const& chunks = arena_.chunks();
+    T* const adj = adj_.data();
+    index_type held = 0;  // 0, or the index whose adjoint is held_value and not yet stored
+    T held_value = 0;
+    auto const flush = [&] {
+      if (held) adj[held] = held_value;
+      held = 0;
+    };
+    for (std::size_t c = arena_.current_chunk() + 1; c-- > 0;) {
+      auto const& ch = chunks[c];
+      if (ch.stmts == 0 || ch.first > top) continue;
+      detail::operand_count const* const count = ch.count.get();
+      detail::stored_index const* const idx = ch.idx.get();
+      T const* const val = ch.val.get();
+      std::size_t pos = ch.args;
+      index_type k = c == arena_.current_chunk() ? n_ + 1 : static_cast<index_type>(chunks[c + 1].first);
+      for (std::size_t s = ch.stmts; s-- > 0;) {
+        std::size_t n = static_cast<std::uint8_t>(count[s]);
+        if (n >= block_statement) [[unlikely]] {
+          std::size_t const header = static_cast<index_type>(idx[--pos]);
+          if (n == block_statement) {
+            flush();
+            k -= static_cast<index_type>(header);
+            continue;
+          }
+          if (n == node_statement) {
+            flush();
+            node const& nd = *nodes_[header];
+            k -= nd.count;
+            if (k + (nd.count - 1) <= top) run_node(nd, adj, nullptr);
+            continue;
+          }
+          n = header;
+        }
+        --k;
+        pos -= n;
+        if (k > top) continue;
+        // held is k (the statement after this one gave it) or 0
+        T a = adj[k];
+        if (held == k) {
+          a = held_value;
+          adj[k] = a;
+        }
+        held = 0;
+        if (n == 0) continue;
+        for (std::size_t j = n; --j > 0;) adj[static_cast<index_type>(idx[pos + j])] += val[pos + j] * a;
+        index_type const i = static_cast<index_type>(idx[pos]);
+        T const v = adj[i] + val[pos] * a;
+        if (i + 1 == k)
+          held = i, held_value = v;
+        else
+          adj[i] = v;
+      }
+    }
+    flush();
   }
 
   /// A node runs when the seeds reach one of its outputs (careful sweep) or, in the plain sweep,
