@@ -222,6 +222,13 @@ S run(tprogram const& p, std::vector<tensor<S>> const& xs) {
   return loss;
 }
 
+// Compiled once, in support/tensor_programs.cpp, as the scalar interpreter (programs.hpp).
+#define ADX_TEST_TENSOR_PROGRAM_TYPES(X) \
+  X(double) X(adx::var<double>) X(adx::dual<double>) X(adx::var<adx::dual<double>>)
+#define ADX_TEST_EXTERN_RUN(S) extern template S run<S>(tprogram const&, std::vector<tensor<S>> const&);
+ADX_TEST_TENSOR_PROGRAM_TYPES(ADX_TEST_EXTERN_RUN)
+#undef ADX_TEST_EXTERN_RUN
+
 // ---- printing -------------------------------------------------------------------------------
 
 inline std::ostream& operator<<(std::ostream& os, tprogram const& p) {
