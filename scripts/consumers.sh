@@ -24,8 +24,8 @@ case "$what" in all | cmake | conan) ;; *) echo "usage: scripts/consumers.sh [al
 
 version=$(sed -n 's/^#define ADX_VERSION_STRING "\([0-9.]*\)"/\1/p' include/adx/config.hpp)
 mkdir -p "$out/logs"
-passed=0
-failed=0
+rm -rf "$out/results"
+mkdir -p "$out/results"
 
 check() {  # name, function and its arguments: runs it with its output in logs/<name>.log
   local name=$1
@@ -40,10 +40,10 @@ check() {  # name, function and its arguments: runs it with its output in logs/<
   rc=$?
   set -e
   if [ $rc -eq 0 ]; then
-    passed=$((passed + 1))
+    echo ok >"$out/results/$name"
     echo "consumer $name: ok ($((SECONDS - t0)) s)"
   else
-    failed=$((failed + 1))
+    echo failed >"$out/results/$name"
     echo "consumer $name: FAILED ($((SECONDS - t0)) s); its log:"
     sed 's/^/    /' "$log"
   fi
@@ -105,17 +105,41 @@ conan_create() {  # with_blas True|False
     -o "adx/*:with_blas=$1"
 }
 
-if [ "$what" = all ] || [ "$what" = cmake ]; then
+# Two lanes at once (each check builds one small program on one core); within a lane the
+# order matters: the build tree is the one `installed ON` configured, and the second Conan
+# check reuses the first one's venv.
+cmake_lane1() {
   check find_package-blas-ON installed ON
-  check find_package-blas-OFF installed OFF
   check find_package-build-tree build_tree
   check add_subdirectory-blas-ON subdirectory ON
-  check add_subdirectory-blas-OFF subdirectory OFF
   check fetchcontent fetchcontent
-fi
-if [ "$what" = all ] || [ "$what" = conan ]; then
+}
+cmake_lane2() {
+  check find_package-blas-OFF installed OFF
+  check add_subdirectory-blas-OFF subdirectory OFF
+}
+conan_lane() {
   check conan-with_blas-True conan_create True
   check conan-with_blas-False conan_create False
-fi
+}
+case "$what" in
+  all)
+    expected=8
+    (cmake_lane1) &
+    (conan_lane && cmake_lane2) &
+    ;;
+  cmake)
+    expected=6
+    (cmake_lane1) &
+    (cmake_lane2) &
+    ;;
+  conan)
+    expected=2
+    (conan_lane) &
+    ;;
+esac
+wait
+passed=$(grep -lx ok "$out"/results/* 2>/dev/null | wc -l)
+failed=$((expected - passed))
 echo "consumers: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
