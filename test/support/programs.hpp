@@ -374,10 +374,11 @@ S run(program const& p, std::vector<S> const& xs) {
 // The interpreter at the scalar types the checks below use is compiled once, in
 // support/programs.cpp, which every program including this header links: instantiated in each
 // test file, it was most of their build time.
-#define ADX_TEST_PROGRAM_TYPES(X)                                                                       \
-  X(double)                                                                                             \
-  X(adx::var<double>) X(adx::dual<double>) X(adx::var<adx::var<double>>) X(adx::var<adx::dual<double>>) \
-      X(adx::dual<adx::var<double>>) X(adx::dual<adx::dual<double>>)
+// clang-format off
+#define ADX_TEST_PROGRAM_TYPES(X) \
+  X(double) X(adx::var<double>) X(adx::dual<double>) X(adx::var<adx::var<double>>) \
+  X(adx::var<adx::dual<double>>) X(adx::dual<adx::var<double>>) X(adx::dual<adx::dual<double>>)
+// clang-format on
 #define ADX_TEST_EXTERN_RUN(S) extern template S run<S>(program const&, std::vector<S> const&);
 ADX_TEST_PROGRAM_TYPES(ADX_TEST_EXTERN_RUN)
 #undef ADX_TEST_EXTERN_RUN
