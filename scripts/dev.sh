@@ -62,7 +62,7 @@ case "${1:-}" in
     # "clang++" and "sanitizers" checks of CI. -O0: the nested test instantiations compile 2.7x
     # faster than at -O1 and in a third of the memory. Every UBSan check but `function` (calls
     # through a function pointer cast to another type, which adx never makes): it emits type
-    # information for every function and costs 15 % of this build.
+    # information for every function and cost 14 % of this build (measured on test_reference: 62 -> 54 s).
     install_missing clang libclang-rt-14-dev
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DADX_BUILD_BENCHMARKS=OFF \
       -DADX_BUILD_DEMO=OFF -DADX_INSTALL=OFF -DADX_BUILD_FUZZ=ON \
