@@ -14,11 +14,11 @@
 #include <boost/mp11/list.hpp>
 #include <cmath>
 #include <cstddef>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
 #include "adx/config.hpp"
+#include "adx/core/operand_pack.hpp"
 #include "adx/core/traits.hpp"
 
 namespace adx {
@@ -109,7 +109,6 @@ inline constexpr bool is_active_op = (Op::n_active > 0);
 
 template <class Rule, class... Ops>
 class expr : public expr_tag {
-  using ops_list = boost::mp11::mp_list<Ops...>;
   using active_ad = boost::mp11::mp_remove<boost::mp11::mp_list<typename Ops::ad_type...>, void>;
   static_assert(boost::mp11::mp_size<active_ad>::value > 0, "adx: internal: an expression needs an AD operand");
 
@@ -122,13 +121,13 @@ class expr : public expr_tag {
   template <class... A>
   requires(sizeof...(A) == sizeof...(Ops) && (sizeof...(A) != 1 || !(std::is_same_v<std::remove_cvref_t<A>, expr> ||
                                                                      ...))) constexpr explicit expr(A&&... a)
-      : ops_(std::forward<A>(a)...) {
+      : ops_(std::in_place, std::forward<A>(a)...) {
     if constexpr (cached_derivative) {
-      auto const vd = Rule::value_and_derivative(std::get<0>(ops_).val());
+      auto const vd = Rule::value_and_derivative(pack_get<0>(ops_).val());
       val_ = vd.first;
       d_ = vd.second;
     } else {
-      val_ = std::apply([](auto const&... op) { return evaluate_rule<Rule, value_type>(op.val()...); }, ops_);
+      val_ = compute(indices{});
     }
   }
 
@@ -137,53 +136,67 @@ class expr : public expr_tag {
   /// d(this)/d(operand I), as a value_type.
   template <std::size_t I>
   constexpr value_type partial() const {
-    if constexpr (cached_derivative)
-      return d_;
-    else
-      return std::apply(
-          [this](auto const&... op) { return to_value<value_type>(Rule::template partial<I>(op.val()..., val_)); },
-          ops_);
+    return partial_at<I>(indices{});
   }
 
   /// Reverse: adds (leaf, m * d leaf / d this) for every active leaf below into the writer.
   template <class W>
   ADX_ALWAYS_INLINE void push(W& w, value_type const& m) const {
-    for_active([&]<std::size_t I>() { std::get<I>(ops_).push(w, to_value<value_type>(m * partial<I>())); });
+    if constexpr (active<0>) pack_get<0>(ops_).push(w, to_value<value_type>(m * partial_at<0>(indices{})));
+    if constexpr (active<1>) pack_get<1>(ops_).push(w, to_value<value_type>(m * partial_at<1>(indices{})));
+    if constexpr (active<2>) pack_get<2>(ops_).push(w, to_value<value_type>(m * partial_at<2>(indices{})));
   }
   /// Reverse, at the root (multiplier one, so no multiplication).
   template <class W>
   ADX_ALWAYS_INLINE void push(W& w) const {
-    for_active([&]<std::size_t I>() { std::get<I>(ops_).push(w, partial<I>()); });
+    if constexpr (active<0>) pack_get<0>(ops_).push(w, partial_at<0>(indices{}));
+    if constexpr (active<1>) pack_get<1>(ops_).push(w, partial_at<1>(indices{}));
+    if constexpr (active<2>) pack_get<2>(ops_).push(w, partial_at<2>(indices{}));
   }
 
   /// Forward: the directional derivative, sum over active operands of partial * tangent.
-  constexpr value_type tangent() const { return tangent_sum(boost::mp11::mp_copy_if_q<index_list, active_at>{}); }
+  constexpr value_type tangent() const {
+    if constexpr (n_active_operands == 1)
+      return tangent_term<first_active>();
+    else if constexpr (n_active_operands == 2)
+      return to_value<value_type>(tangent_term<first_active>() + tangent_term<last_active>());
+    else
+      return to_value<value_type>(tangent_term<0>() + tangent_term<1>() + tangent_term<2>());
+  }
 
   template <std::size_t I>
   constexpr auto const& operand() const noexcept {
-    return std::get<I>(ops_);
+    return pack_get<I>(ops_);
   }
 
  private:
-  using index_list = boost::mp11::mp_iota_c<sizeof...(Ops)>;
-  struct active_at {
-    template <class I>
-    using fn = boost::mp11::mp_bool<is_active_op<boost::mp11::mp_at<ops_list, I>>>;
-  };
+  // The member functions below are written out for one to three operands (every rule has at
+  // most three) rather than generated with lambdas over the operand pack: each lambda would be
+  // one more function per node type, and programs have thousands of node types.
+  static constexpr std::size_t arity = sizeof...(Ops);
+  static_assert(arity >= 1 && arity <= 3, "adx: internal: a rule takes one to three operands");
+  using indices = std::index_sequence_for<Ops...>;
+  using padded_ops = boost::mp11::mp_list<Ops..., const_leaf<int>, const_leaf<int>>;  // operands 0..2 exist
+  template <std::size_t I>
+  static constexpr bool active = I < arity&& is_active_op<boost::mp11::mp_at_c<padded_ops, I>>;
+  static constexpr std::size_t n_active_operands = (std::size_t{is_active_op<Ops>} + ...);
+  static constexpr std::size_t first_active = active<0> ? 0 : active<1> ? 1 : 2;
+  static constexpr std::size_t last_active = active<2> ? 2 : active<1> ? 1 : 0;
 
-  template <class F>
-  ADX_ALWAYS_INLINE void for_active(F&& f) const {
-    boost::mp11::mp_for_each<boost::mp11::mp_copy_if_q<index_list, active_at>>(
-        [&](auto i) { f.template operator()<decltype(i)::value>(); });
+  template <std::size_t... I>
+  constexpr value_type compute(std::index_sequence<I...>) const {
+    return evaluate_rule<Rule, value_type>(pack_get<I>(ops_).val()...);
   }
-
-  template <class... I>
-  constexpr value_type tangent_sum(boost::mp11::mp_list<I...>) const {
-    return to_value<value_type>((tangent_term<I::value>() + ...));
+  template <std::size_t J, std::size_t... I>
+  constexpr value_type partial_at(std::index_sequence<I...>) const {
+    if constexpr (cached_derivative)
+      return d_;
+    else
+      return to_value<value_type>(Rule::template partial<J>(pack_get<I>(ops_).val()..., val_));
   }
   template <std::size_t I>
   constexpr value_type tangent_term() const {
-    return to_value<value_type>(partial<I>() * std::get<I>(ops_).tangent());
+    return to_value<value_type>(partial_at<I>(indices{}) * pack_get<I>(ops_).tangent());
   }
 
   /// Unary rules whose value and derivative are cheaper together (sin and cos by sincos) give
@@ -194,7 +207,7 @@ class expr : public expr_tag {
   };
   struct no_cache {};
 
-  std::tuple<Ops...> ops_;
+  operand_pack<Ops...> ops_;
   value_type val_{};
   [[no_unique_address]] std::conditional_t<cached_derivative, value_type, no_cache> d_{};
 };

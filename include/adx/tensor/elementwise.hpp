@@ -17,12 +17,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "adx/core/expr.hpp"
+#include "adx/core/operand_pack.hpp"
 #include "adx/reverse/var.hpp"
 #include "adx/rules/elementary.hpp"
 #include "adx/tensor/tensor.hpp"
@@ -91,35 +91,35 @@ class tensor_expr : public detail::tensor_tag {
  public:
   using is_tensor_expr = void;
 
-  explicit tensor_expr(Ops... ops) : ops_(std::move(ops)...) {
-    std::apply([&](auto const&... op) { ((shape_ = broadcast_shapes(shape_, op.shape(), Rule::name)), ...); }, ops_);
+  explicit tensor_expr(Ops... ops) : ops_(std::in_place, std::move(ops)...) {
+    ops_.apply([&](auto const&... op) { ((shape_ = broadcast_shapes(shape_, op.shape(), Rule::name)), ...); });
   }
 
   adx::shape const& shape() const noexcept { return shape_; }
   bool flat_readable(adx::shape const& out) const noexcept {
-    return std::apply([&](auto const&... op) { return (op.flat_readable(out) && ...); }, ops_);
+    return ops_.apply([&](auto const&... op) { return (op.flat_readable(out) && ...); });
   }
   void bind(adx::shape const& out) {
-    std::apply([&](auto&... op) { (op.bind(out), ...); }, ops_);
+    ops_.apply([&](auto&... op) { (op.bind(out), ...); });
   }
   /// The element's scalar expression (or plain value), read at a flat position.
   auto at_flat(std::size_t i) const {
-    return std::apply([&](auto const&... op) { return detail::make_expr<Rule>(op.at_flat(i)...); }, ops_);
+    return ops_.apply([&](auto const&... op) { return detail::make_expr<Rule>(op.at_flat(i)...); });
   }
   auto at_index(detail::stride_array const& idx, std::size_t rank) const {
-    return std::apply([&](auto const&... op) { return detail::make_expr<Rule>(op.at_index(idx, rank)...); }, ops_);
+    return ops_.apply([&](auto const&... op) { return detail::make_expr<Rule>(op.at_index(idx, rank)...); });
   }
   /// Calls f on every element of every operand (AD scalars and numbers alike).
   template <class F>
   void for_each_element(F&& f) const {
-    std::apply([&](auto const&... op) { (op.for_each_element(f), ...); }, ops_);
+    ops_.apply([&](auto const&... op) { (op.for_each_element(f), ...); });
   }
 
   using element_type =
       detail::element_result_t<decltype(detail::make_expr<Rule>(std::declval<Ops const&>().at_flat(0)...))>;
 
  private:
-  std::tuple<Ops...> ops_;
+  detail::operand_pack<Ops...> ops_;
   adx::shape shape_;
 };
 
