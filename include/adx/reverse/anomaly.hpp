@@ -14,6 +14,7 @@
 // Outside a detect_anomaly scope nothing is recorded and the sweep is unchanged.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -84,16 +85,6 @@ class anomaly_site_guard {
   bool set_ = false;
 };
 
-/// The parts of an expression node type: a rule (a class with a name) and its operands. This
-/// covers the scalar expr<Rule, Ops...> and the tensor expression nodes alike.
-template <class X>
-struct node_parts : std::false_type {};
-template <template <class...> class N, class Rule, class... Ops>
-requires requires { Rule::name; }
-struct node_parts<N<Rule, Ops...>> : std::true_type {
-  static void describe(std::string& out);
-};
-
 /// Whether an operand leaf holds constants: const_leaf, and the tensor layer's leaves over plain
 /// numbers (tensor_leaf<double>, scalar_leaf<double>); an AD scalar is an active operand.
 template <class X>
@@ -102,33 +93,48 @@ template <template <class> class L, class A>
 requires(!ad_scalar<L<A>>) struct constant_leaf<L<A>> : std::bool_constant<std::is_arithmetic_v<A>> {
 };
 
+/// The text of an expression type ("mul(sqrt(x), c)"), written at compile time: a node is its
+/// rule's name and its operands in brackets (the scalar expr<Rule, Ops...> and the tensor
+/// expression nodes alike), an active leaf is `x` and a constant one `c`. Nothing of it is
+/// code: a program has thousands of expression types, and a function per type to describe each
+/// would be compiled for every one of them.
 template <class X>
-void describe_into(std::string& out) {
-  if constexpr (node_parts<X>::value)
-    node_parts<X>::describe(out);
-  else
-    out += constant_leaf<X>::value ? 'c' : 'x';
-}
-
+struct expression_text {
+  static constexpr std::size_t length = 1;
+  static constexpr char* write(char* out) {
+    *out = constant_leaf<X>::value ? 'c' : 'x';
+    return out + 1;
+  }
+};
 template <template <class...> class N, class Rule, class... Ops>
 requires requires { Rule::name; }
-void node_parts<N<Rule, Ops...>>::describe(std::string& out) {
-  out += Rule::name;
-  out += '(';
-  bool first = true;
-  ((out += first ? "" : ", ", first = false, describe_into<Ops>(out)), ...);
-  out += ')';
-}
+struct expression_text<N<Rule, Ops...>> {
+  static constexpr std::size_t length =
+      std::char_traits<char>::length(Rule::name) + 2 + (expression_text<Ops>::length + ...) + 2 * (sizeof...(Ops) - 1);
+  static constexpr char* write(char* out) {
+    for (char const* c = Rule::name; *c != 0; ++c) *out++ = *c;
+    *out++ = '(';
+    char* (*const operands[])(char*) = {&expression_text<Ops>::write...};
+    for (std::size_t i = 0; i < sizeof...(Ops); ++i) {
+      if (i > 0) *out++ = ',', *out++ = ' ';
+      out = operands[i](out);
+    }
+    *out++ = ')';
+    return out;
+  }
+};
 
-/// The operation of expression type E as text, built once per type.
 template <class E>
-char const* describe_expression() {
-  static std::string const text = [] {
-    std::string s;
-    describe_into<E>(s);
-    return s;
-  }();
-  return text.c_str();
+inline constexpr auto expression_chars = [] {
+  std::array<char, expression_text<E>::length + 1> text{};
+  expression_text<E>::write(text.data());
+  return text;
+}();
+
+/// The operation of expression type E as text (a string constant).
+template <class E>
+constexpr char const* describe_expression() noexcept {
+  return expression_chars<E>.data();
 }
 
 inline std::string describe_origin(std::uint32_t statement, statement_origin const& o) {
