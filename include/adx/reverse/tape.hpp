@@ -111,7 +111,7 @@ class tape {
     ADX_ALWAYS_INLINE void add(index_type i, epoch_type e, T const& p) {
       if (i == 0) return;  // an inactive operand (a constant var) takes no place on the tape
       if (e != epoch) [[unlikely]]
-        owner->check_live(e);
+        owner->check_live_outer(e);
       idx[n] = detail::stored_index{i};
       partial[n] = p;
       finite &= detail::all_finite(p);
@@ -238,6 +238,9 @@ class tape {
       if (f.epoch == e) return true;
     return false;
   }
+  /// check_live for an operand of another recording than the current one (the writer's rare
+  /// case), kept out of line so that recording code does not carry the throw.
+  ADX_NOINLINE void check_live_outer(epoch_type e) const { check_live(e); }
   /// Throws unless epoch e belongs to a recording that is still live on this tape.
   void check_live(epoch_type e) const {
     if (e == epoch_ || e == 0) [[likely]]
