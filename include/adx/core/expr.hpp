@@ -133,12 +133,6 @@ class expr : public expr_tag {
 
   constexpr value_type const& val() const noexcept { return val_; }
 
-  /// d(this)/d(operand I), as a value_type.
-  template <std::size_t I>
-  constexpr value_type partial() const {
-    return partial_at<I>(indices{});
-  }
-
   /// Reverse: adds (leaf, m * d leaf / d this) for every active leaf below into the writer.
   template <class W>
   ADX_ALWAYS_INLINE void push(W& w, value_type const& m) const {
@@ -164,11 +158,6 @@ class expr : public expr_tag {
       return to_value<value_type>(tangent_term<0>() + tangent_term<1>() + tangent_term<2>());
   }
 
-  template <std::size_t I>
-  constexpr auto const& operand() const noexcept {
-    return pack_get<I>(ops_);
-  }
-
  private:
   // The member functions below are written out for one to three operands (every rule has at
   // most three) rather than generated with lambdas over the operand pack: each lambda would be
@@ -187,6 +176,7 @@ class expr : public expr_tag {
   constexpr value_type compute(std::index_sequence<I...>) const {
     return evaluate_rule<Rule, value_type>(pack_get<I>(ops_).val()...);
   }
+  /// d(this)/d(operand J), as a value_type.
   template <std::size_t J, std::size_t... I>
   constexpr value_type partial_at(std::index_sequence<I...>) const {
     if constexpr (cached_derivative)
