@@ -11,14 +11,16 @@ using V = adx::var<double>;
 using D = adx::dual<double>;
 
 /// One reverse gradient from scratch: open a nested recording, make the inputs independent
-/// variables, record f, sweep, read every adjoint; the scope drops the recording.
+/// variables, record f, sweep, read every adjoint; the scope drops the recording. The inputs
+/// are made and read with the bulk calls (one tape lookup each), as Adept's set_values and
+/// get_gradients do; the loops x[i] = V(x0[i]) and g[i] = x[i].adjoint() give the same result.
 template <class P>
 ADX_ALWAYS_INLINE double adx_gradient(P const& p, std::vector<V>& x, double* g) {
   adx::tape_scope<V> scope;
-  for (std::size_t i = 0; i < P::n; ++i) x[i] = V(p.x0[i]);
+  adx::make_independent(x, p.x0);
   V y = p(x.data());
   adx::backward(y);
-  for (std::size_t i = 0; i < P::n; ++i) g[i] = x[i].adjoint();
+  adx::adjoints(x, std::span<double>(g, P::n));
   return y.value();
 }
 

@@ -197,9 +197,11 @@ TEST_CASE("tape: memory per statement and per operand") {
   var<double> s = 0.0;
   for (auto const& xi : x) s += exp(xi);  // one statement, two operands each
   auto const s1 = t.stats();
-  CHECK(s1.statements - s0.statements == 2001);
-  CHECK(s1.operands - s0.operands == 2000);
-  CHECK(s1.bytes_used - s0.bytes_used == 2001 * 1 + 2000 * 12);
+  // the 1001 independent variables (x and s) share one block entry: a count byte and a header
+  CHECK(s1.statements - s0.statements == 1 + 1000);
+  CHECK(s1.indices - s0.indices == 1001 + 1000);
+  CHECK(s1.operands - s0.operands == 1 + 2000);
+  CHECK(s1.bytes_used - s0.bytes_used == 1001 * 1 + 2001 * 12);
 }
 
 TEST_CASE("backward: seeds and errors") {
@@ -275,4 +277,144 @@ TEST_CASE("the plain sweep's register for chained adjoints: the careful sweep's 
     xm[i] -= h;
     CHECK(close(plain[i], (f(xp) - f(xm)) / (2 * h), 1e-6, 1e-6));
   }
+}
+
+TEST_CASE("independent variables made one after another share a block entry; sweeps step over it") {
+  // A fresh tape, so that the chunk boundary below is where the test puts it.
+  tape<double> fresh;
+  tape_activation<double> on(fresh);
+  var<double> const x = 2.0;  // opens a block
+  auto const s0 = fresh.stats();
+  var<double> const y = 3.0;  // extends it: no new entry
+  CHECK(fresh.stats().statements == s0.statements);
+  CHECK(y.index() == x.index() + 1);
+  // An operation that reserved room in a new chunk and then recorded nothing (no active
+  // operand) leaves the block the tape's last entry: the next variable still extends it.
+  auto const chunks_before = fresh.stats().bytes_reserved;
+  CHECK(fresh.record_n(6000, [](auto&) {}) == 0);
+  CHECK(fresh.stats().bytes_reserved > chunks_before);
+  var<double> const w = 5.0;
+  CHECK(w.index() == y.index() + 1);
+  CHECK(fresh.stats().statements == s0.statements);
+  var<double> const z = x * y * w + log(y);  // a statement after the block, in the new chunk
+  var<double> const v = 7.0;                 // a new block after the statement
+  CHECK(fresh.stats().statements == s0.statements + 2);
+  var<double> const r = z * v;
+  for (bool careful : {false, true}) {
+    fresh.track_reached(careful);
+    backward(r);
+    CHECK(x.adjoint() == 7.0 * 15.0);
+    CHECK(close(y.adjoint(), 7.0 * (10.0 + 1.0 / 3.0)));
+    CHECK(w.adjoint() == 7.0 * 6.0);
+    CHECK(v.adjoint() == z.value());
+  }
+  fresh.track_reached(false);
+}
+
+TEST_CASE("a block of variables across nested recordings, rollbacks and resets") {
+  tape_scope<var<double>> scope;
+  auto& t = tape<double>::current();
+  var<double> const a = 1.5;
+  {
+    tape_scope<var<double>> inner;  // the inner recording's variables may extend the outer block
+    var<double> const b = 2.5;
+    var<double> const c = a * b;
+    backward(c);
+    CHECK(a.adjoint() == 2.5);
+    CHECK(b.adjoint() == 1.5);
+  }
+  // after the inner recording ended, its indices are given out again; the outer block is intact
+  var<double> const d = 4.0;
+  var<double> const e = a * a * d;
+  backward(e);
+  CHECK(a.adjoint() == 2 * 1.5 * 4.0);
+  CHECK(d.adjoint() == 1.5 * 1.5);
+  // a rollback past a block's extension, then statements and variables again
+  auto const cp = t.checkpoint();
+  var<double> const f = 3.0;
+  [[maybe_unused]] var<double> const g = f * a;  // dropped by the rollback, not to be used
+  t.rollback(cp);
+  var<double> const h = 9.0;
+  var<double> const k = sqrt(a) + h * h;
+  var<double> const m = 0.5;
+  var<double> const q = k * m + d;
+  backward(q);
+  CHECK(close(a.adjoint(), 0.5 * 0.5 / std::sqrt(1.5)));
+  CHECK(h.adjoint() == 0.5 * 18.0);
+  CHECK(m.adjoint() == k.value());
+  CHECK(d.adjoint() == 1.0);
+  t.reset();
+  var<double> const x = 2.0, y = 3.0;
+  var<double> const p = x * y;
+  backward(p);
+  CHECK(x.adjoint() == 3.0);
+  CHECK(y.adjoint() == 2.0);
+}
+
+TEST_CASE("make_independent and adjoints: the inputs of a gradient and their adjoints in bulk") {
+  std::vector<double> const x0{0.5, -1.25, 2.0, 0.75};
+  auto const f = [](auto const* x) {
+    std::remove_cvref_t<decltype(x[0])> s = x[0] * 0;
+    for (std::size_t i = 0; i < 4; ++i) s += exp(x[i]) * x[(i + 1) % 4];
+    return s;
+  };
+  std::vector<double> bulk(4), one_by_one(4);
+  {
+    tape_scope<var<double>> scope;
+    std::vector<var<double>> x(4);
+    make_independent(x, x0);
+    for (std::size_t i = 0; i < 4; ++i) {
+      CHECK(x[i].value() == x0[i]);
+      CHECK(x[i].index() == x[0].index() + i);
+    }
+    var<double> const y = f(x.data());
+    backward(y);
+    adjoints(x, bulk);
+  }
+  {
+    tape_scope<var<double>> scope;
+    std::vector<var<double>> x;
+    for (double v : x0) x.emplace_back(v);
+    var<double> const y = f(x.data());
+    backward(y);
+    for (std::size_t i = 0; i < 4; ++i) one_by_one[i] = x[i].adjoint();
+  }
+  CHECK(bulk == one_by_one);
+  for (std::size_t i = 0; i < 4; ++i)  // d/dx_i: exp(x_i) x_{i+1} + exp(x_{i-1})
+    CHECK(close(bulk[i], std::exp(x0[i]) * x0[(i + 1) % 4] + std::exp(x0[(i + 3) % 4])));
+
+  // constants read as zero; sizes must match; a var of an ended recording is refused
+  std::vector<var<double>> stale(2);
+  {
+    tape_scope<var<double>> scope;
+    std::vector<var<double>> x(3);
+    CHECK_THROWS_WITH_AS(make_independent(x, x0), "adx::make_independent: 3 vars for 4 values", error);
+    make_independent(x, std::span<double const>(x0.data(), 3));
+    x[1] = var<double>::constant(1.0);
+    var<double> const y = x[0] * x[2] * x[1];
+    backward(y);
+    std::vector<double> g(3);
+    adjoints(x, g);
+    CHECK(g == std::vector<double>{2.0, 0.0, 0.5});
+    std::vector<double> g2(2);
+    CHECK_THROWS_WITH_AS(adjoints(x, g2), "adx::adjoints: 3 vars for an output of 2 elements", error);
+    stale[0] = x[0];
+  }
+  std::vector<double> g(2);
+  CHECK_THROWS_AS(adjoints(stale, g), stale_variable_error);
+
+  // nested: var<var<double>> inputs made in bulk give differentiable gradients (a Hessian row)
+  tape_scope<var<var<double>>> scope;
+  std::vector<var<double>> inner(2);
+  make_independent(inner, std::vector<double>{1.5, -0.5});
+  std::vector<var<var<double>>> x(2);
+  make_independent(x, inner);
+  var<var<double>> const y = x[0] * x[0] * x[1];
+  backward(y);
+  std::vector<var<double>> grad(2);
+  adjoints(x, grad);
+  CHECK(grad[0].value() == 2 * 1.5 * -0.5);
+  backward(grad[0]);  // d/dx (2 x0 x1) = (2 x1, 2 x0)
+  CHECK(inner[0].adjoint() == 2 * -0.5);
+  CHECK(inner[1].adjoint() == 2 * 1.5);
 }

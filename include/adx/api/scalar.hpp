@@ -73,11 +73,12 @@ template <class F, class R = double>
 std::pair<R, std::vector<R>> value_and_gradient(F&& f, std::span<R const> x) {
   tape_scope<var<R>> scope;
   enable_grad recording_on;
-  std::vector<var<R>> xs(x.begin(), x.end());
+  std::vector<var<R>> xs(x.size());
+  make_independent(xs, x);
   var<R> y = f(std::as_const(xs));
   backward(y);
   std::vector<R> g(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) g[i] = xs[i].adjoint();
+  adjoints(xs, g);
   return {y.value(), std::move(g)};
 }
 template <class F, class R>

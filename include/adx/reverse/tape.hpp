@@ -134,27 +134,34 @@ class tape {
     return k;
   }
 
-  /// Records an independent variable (a statement with no operands; made under no_grad too).
+  /// Records an independent variable (made under no_grad too). Independent variables need no
+  /// statement of their own: consecutive ones share one block entry, which the sweep steps over
+  /// in one go (the inputs of a gradient are usually made one after another).
   ADX_ALWAYS_INLINE index_type new_variable(source_location where = {}) {
-    arena_.reserve(0, n_ + 1);
-    index_type const k = next_index();
-    arena_.commit(0);
+    index_type k;
+    if (open_block_ == n_) [[likely]] {  // the last entry is a block ending at n_: extend it
+      k = next_index();
+      open_block_ = k;
+    } else {
+      k = open_block(1);
+    }
     if (detail::anomaly_mode()) [[unlikely]]
       note_origin(k, 1, "an independent variable", where);
     return k;
   }
 
-  /// Records n independent variables at once (a tensor's elements): ONE tape entry covering the
-  /// indices first .. first + n - 1, which the sweep steps over in one go. Returns first (0 if
-  /// n is 0). Made under no_grad too, as new_variable.
+  /// Records n independent variables at once (a tensor's elements): indices first .. first +
+  /// n - 1, all in one block entry (the open one if the last entry is a block). Returns first
+  /// (0 if n is 0). Made under no_grad too, as new_variable.
   index_type new_variables(std::size_t n, source_location where = {}) {
     if (n == 0) return 0;
-    if (n == 1) return new_variable(where);
-    index_type const first = claim_indices(n);
-    arena_.reserve(1, first);
-    *arena_.idx_top() = detail::stored_index{static_cast<index_type>(n)};
-    *arena_.val_top() = detail::constant<T>(0);
-    arena_.commit_long(1, static_cast<std::uint8_t>(block_statement));
+    index_type first;
+    if (open_block_ == n_) {
+      first = claim_indices(n);
+    } else {
+      first = open_block(n);
+    }
+    open_block_ = n_;
     if (detail::anomaly_mode()) [[unlikely]]
       note_origin(first, static_cast<index_type>(n), "an independent variable", where);
     return first;
@@ -424,6 +431,18 @@ class tape {
     return top < nd.first + nd.count ? nd.first + nd.count - 1 : top;
   }
 
+  /// Starts a block entry of n independent variables (its header: the first index, so that
+  /// the variables added to it later need no update of the entry); returns the first.
+  ADX_NOINLINE index_type open_block(std::size_t n) {
+    index_type const first = claim_indices(n);
+    arena_.reserve(1, first);
+    *arena_.idx_top() = detail::stored_index{first};
+    *arena_.val_top() = detail::constant<T>(0);
+    arena_.commit_long(1, static_cast<std::uint8_t>(block_statement));
+    open_block_ = n_;
+    return first;
+  }
+
   ADX_NOINLINE void note_if_anomaly(index_type k, char const* operation, source_location where) {
     if (k != 0 && detail::anomaly_mode()) note_origin(k, 1, operation, where);
   }
@@ -454,6 +473,7 @@ class tape {
   }
   void rewind_to(frame const& f) {
     n_ = f.n;
+    open_block_ = no_block;  // the block may be gone, and n_ may meet its end again later
     arena_.rewind(f.stmts);
     nodes_.resize(f.nodes);
     node_mem_.rewind(f.node_mem);  // after the nodes using it are gone
@@ -527,7 +547,7 @@ class tape {
         if (n >= block_statement) [[unlikely]] {
           std::size_t const header = static_cast<index_type>(idx[--pos]);
           if (n == block_statement) {  // independent variables: nothing to pass on
-            k -= static_cast<index_type>(header);
+            k = static_cast<index_type>(header);
             continue;
           }
           if (n == node_statement) {
@@ -607,7 +627,7 @@ class tape {
           std::size_t const header = static_cast<index_type>(idx[--pos]);
           if (n == block_statement) {
             flush();
-            k -= static_cast<index_type>(header);
+            k = static_cast<index_type>(header);
             continue;
           }
           if (n == node_statement) {
@@ -698,7 +718,7 @@ class tape {
 
   static constexpr index_type max_index = ~index_type{0};
   // operand-count bytes with a meaning of their own (followed by one header entry)
-  static constexpr unsigned block_statement = 253;  // header index = how many variables
+  static constexpr unsigned block_statement = 253;  // header index = the block's first index
   static constexpr unsigned long_statement = 254;   // header index = the operand count
   static constexpr unsigned node_statement = 255;   // header index = the node's number
   inline static thread_local tape* current_ = nullptr;
@@ -711,6 +731,11 @@ class tape {
   bool track_reached_ = false;
   index_type swept_ = 0;
   std::vector<T> adj_;
+  // The last index of the block of variables that is the tape's last entry, if it is (else
+  // no_block, which n_ never equals before the tape is full). Not next to n_: GCC would store
+  // the two in one 8-byte write that the next variable's 4-byte loads cannot forward from.
+  static constexpr index_type no_block = ~index_type{0};
+  index_type open_block_ = no_block;
   std::vector<std::uint8_t> reached_;   // built by careful sweeps only
   std::vector<index_type> seeds_;       // the seeded statements of the sweep under way
   std::vector<std::uint8_t> stops_;     // set_stops

@@ -11,6 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
 #include <type_traits>
 #include <utility>
 #include "adx/core/source_location.hpp"
@@ -154,6 +157,48 @@ void backward(var<T> const& y) {
 template <class T>
 T adjoint(var<T> const& x) {
   return x.adjoint();
+}
+
+/// Makes every x[i] an independent variable of value values[i] on the current tape<T>, in one
+/// tape entry with consecutive indices: the inputs of a gradient set up at once (the same
+/// result as x[i] = var<T>(values[i]) for each i, with one tape lookup). The sizes must match.
+template <class T>
+void make_independent(std::span<var<T>> x, std::type_identity_t<std::span<T const>> values,
+                      source_location where = source_location::current()) {
+  if (x.size() != values.size())
+    throw error("adx::make_independent: " + std::to_string(x.size()) + " vars for " + std::to_string(values.size()) +
+                " values");
+  auto& t = tape<T>::current();
+  index_type const first = t.new_variables(x.size(), where);
+  epoch_type const e = t.epoch();
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = var<T>::recorded(values[i], first + static_cast<index_type>(i), e);
+}
+template <class T>
+void make_independent(std::vector<var<T>>& x, std::type_identity_t<std::span<T const>> values,
+                      source_location where = source_location::current()) {
+  make_independent(std::span<var<T>>(x), values, where);
+}
+
+/// Writes x[i].adjoint() to out[i] for every i, checking each recording once rather than each
+/// var (stale_variable_error if one has ended). The sizes must match.
+template <class T>
+void adjoints(std::span<var<T> const> x, std::type_identity_t<std::span<T>> out) {
+  if (x.size() != out.size())
+    throw error("adx::adjoints: " + std::to_string(x.size()) + " vars for an output of " +
+                std::to_string(out.size()) + " elements");
+  auto const& t = tape<T>::current();
+  epoch_type live = 0;  // the last recording checked (0, a constant, always is)
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (x[i].epoch() != live) [[unlikely]] {
+      t.check_live(x[i].epoch());
+      live = x[i].epoch();
+    }
+    out[i] = t.adjoint_of_live(x[i].index());
+  }
+}
+template <class T>
+void adjoints(std::vector<var<T>> const& x, std::type_identity_t<std::span<T>> out) {
+  adjoints(std::span<var<T> const>(x), out);
 }
 
 namespace detail {
