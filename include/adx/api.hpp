@@ -7,3 +7,4 @@
 #include "adx/api/gradients.hpp"
 #include "adx/api/mindspore.hpp"
 #include "adx/api/scalar.hpp"
+#include "adx/rules.hpp"  // the gamma family (kept out of the internal headers)

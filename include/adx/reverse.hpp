@@ -2,3 +2,4 @@
 #pragma once
 #include "adx/reverse/tape.hpp"
 #include "adx/reverse/var.hpp"
+#include "adx/rules.hpp"  // the gamma family (kept out of the internal headers)

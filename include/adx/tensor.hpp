@@ -7,3 +7,4 @@
 #include "adx/tensor/reduce.hpp"
 #include "adx/tensor/shape.hpp"
 #include "adx/tensor/tensor.hpp"
+#include "adx/rules.hpp"  // the gamma family (kept out of the internal headers)

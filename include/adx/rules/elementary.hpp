@@ -5,7 +5,8 @@
 // written generically so that the rule itself is differentiated when the scalar is nested
 // (partials are built from adx functions, never from hand-expanded higher derivatives).
 // Forward, reverse and tensor modes all call these. Adding a function = one rule + one
-// one-line entry point below; the generic test harness picks it up from `all_rules`.
+// one-line entry point below; the generic test harness picks it up from `all_unary_rules` or
+// `all_binary_rules`. The gamma family lives in gamma.hpp (Boost.Math is slow to parse).
 //
 // Non-differentiable points (one rule each, the same in every mode and nesting level; they are
 // PyTorch 1.13's values, see docs/derivative_rules.md):
@@ -18,7 +19,6 @@
 //   where(c, a, b): the unselected side gets a zero multiplier (0 * inf = NaN, as in torch)
 #pragma once
 
-#include <boost/math/special_functions/polygamma.hpp>
 #include <boost/mp11/list.hpp>
 #include <cmath>
 #include <cstddef>
@@ -32,29 +32,6 @@
 namespace adx {
 namespace detail {
 
-// Boost.Math reports poles and overflow as inf/NaN here, never by throwing: adx follows IEEE.
-using quiet_math_policy =
-    boost::math::policies::policy<boost::math::policies::domain_error<boost::math::policies::ignore_error>,
-                                  boost::math::policies::pole_error<boost::math::policies::ignore_error>,
-                                  boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
-                                  boost::math::policies::evaluation_error<boost::math::policies::ignore_error>>;
-
-/// lgamma without the global signgam that std::lgamma writes (two threads calling it at once
-/// are a data race, which ThreadSanitizer reports): glibc's reentrant lgamma_r where available.
-template <class X>
-auto lgamma_reentrant(X x) {
-#if defined(__GLIBC__)
-  int sign = 0;
-  if constexpr (std::is_same_v<X, float>)
-    return ::lgammaf_r(x, &sign);
-  else if constexpr (std::is_same_v<X, long double>)
-    return ::lgammal_r(x, &sign);
-  else
-    return ::lgamma_r(static_cast<double>(x), &sign);
-#else
-  return std::lgamma(x);
-#endif
-}
 
 template <class T, class C>
 constexpr T cst(C c) {
@@ -495,58 +472,6 @@ struct erfc_rule {  // d = -2/sqrt(pi) exp(-x^2)
     return std::numbers::inv_sqrtpi_v<innermost_t<T>> * -2 * exp(-(x * x));
   }
 };
-template <int N>
-struct polygamma_rule;
-struct lgamma_rule {  // d = digamma(x)
-  static constexpr char const* name = "lgamma";
-  template <class X>
-  static auto value(X const& x) {
-    if constexpr (std::is_arithmetic_v<X>) {
-      return lgamma_reentrant(x);
-    } else {
-      using std::lgamma;
-      return lgamma(x);
-    }
-  }
-  template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) {
-    return make_expr<polygamma_rule<0>>(x);
-  }
-};
-struct tgamma_rule {  // d = r digamma(x)
-  static constexpr char const* name = "tgamma";
-  template <class X>
-  static auto value(X const& x) {
-    using std::tgamma;
-    return tgamma(x);
-  }
-  template <std::size_t, class X, class T>
-  static T partial(X const& x, T const& r) {
-    return r * make_expr<polygamma_rule<0>>(x);
-  }
-};
-template <int N>
-struct polygamma_rule {  // psi^(N); d = psi^(N+1)
-  static constexpr char const* name = N == 0 ? "digamma" : N == 1 ? "trigamma" : "polygamma";
-  template <class X>
-  static auto value(X const& x) {
-    if constexpr (std::is_arithmetic_v<X>) {
-      // Boost gives NaN for NaN, -inf and x <= -2^52 (poles) at orders 0 and 1, but from order 2
-      // on it throws boost::math::rounding_error for NaN, -inf and x < -2^63 (it truncates x to
-      // an integer first): NaN there at every order, as at the other poles out there.
-      using R = decltype(boost::math::polygamma(N, x, quiet_math_policy{}));
-      if (std::isnan(x) || x < -0x1p62) return std::numeric_limits<R>::quiet_NaN();
-      return boost::math::polygamma(N, x, quiet_math_policy{});
-    } else {
-      return make_expr<polygamma_rule<N>>(x);
-    }
-  }
-  template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) {
-    return make_expr<polygamma_rule<N + 1>>(x);
-  }
-};
-
 // ---- piecewise: documented choices at the kinks ---------------------------------------------
 template <class T, class X>
 constexpr T sign_of(X const& x) {
@@ -761,32 +686,7 @@ concept elementwise_call =
     !(std::is_same_v<Rule, max_rule> || std::is_same_v<Rule, min_rule>) || !std::is_integral_v<std::remove_cvref_t<Y>>;
 }  // namespace detail
 
-// Each entry point also has its elementwise tensor overload (tensor/elementwise.hpp builds it).
-#define ADX_UNARY_ENTRY(fn, rule)                                      \
-  template <ad_operand X>                                              \
-  constexpr auto fn(X&& x) {                                           \
-    return detail::make_expr<detail::rule>(std::forward<X>(x));        \
-  }                                                                    \
-  template <tensor_operand X>                                          \
-  auto fn(X&& x) {                                                     \
-    return detail::make_tensor_expr<detail::rule>(std::forward<X>(x)); \
-  }
-#define ADX_OWN_UNARY_ENTRY(fn, rule)                                  \
-  template <rule_operand X>                                            \
-  constexpr auto fn(X&& x) {                                           \
-    return detail::make_expr<detail::rule>(std::forward<X>(x));        \
-  }                                                                    \
-  template <tensor_operand X>                                          \
-  auto fn(X&& x) {                                                     \
-    return detail::make_tensor_expr<detail::rule>(std::forward<X>(x)); \
-  }
-#define ADX_BINARY_ENTRY(fn, rule)                                                                                    \
-  template <class X, class Y>                                                                                         \
-  requires rule_operands2<X, Y>                                                                                       \
-  constexpr auto fn(X&& x, Y&& y) { return detail::make_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y)); } \
-  template <class X, class Y>                                                                                         \
-  requires tensor_operands2<X, Y> && detail::elementwise_call<detail::rule, Y>                                        \
-  auto fn(X&& x, Y&& y) { return detail::make_tensor_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y)); }
+#include "adx/rules/entry_macros.hpp"  // ADX_UNARY_ENTRY and friends, undefined below
 
 ADX_UNARY_ENTRY(exp, exp_rule)
 ADX_UNARY_ENTRY(exp2, exp2_rule)
@@ -814,10 +714,6 @@ ADX_UNARY_ENTRY(atanh, atanh_rule)
 ADX_BINARY_ENTRY(hypot, hypot_rule)
 ADX_UNARY_ENTRY(erf, erf_rule)
 ADX_UNARY_ENTRY(erfc, erfc_rule)
-ADX_UNARY_ENTRY(lgamma, lgamma_rule)
-ADX_UNARY_ENTRY(tgamma, tgamma_rule)
-ADX_OWN_UNARY_ENTRY(digamma, polygamma_rule<0>)
-ADX_OWN_UNARY_ENTRY(trigamma, polygamma_rule<1>)
 ADX_UNARY_ENTRY(abs, abs_rule)
 ADX_UNARY_ENTRY(fabs, abs_rule)
 ADX_OWN_UNARY_ENTRY(relu, relu_rule)
@@ -834,11 +730,6 @@ ADX_UNARY_ENTRY(trunc, rounding_rule<3>)
 #undef ADX_OWN_UNARY_ENTRY
 #undef ADX_BINARY_ENTRY
 
-/// psi^(N)(x), the N-th derivative of digamma.
-template <int N, rule_operand X>
-constexpr auto polygamma(X&& x) {
-  return detail::make_expr<detail::polygamma_rule<N>>(std::forward<X>(x));
-}
 /// clamp(x, lo, hi) with inclusive bounds (d/dx = 1 at lo and hi).
 template <rule_operand X, rule_operand L, rule_operand H>
 constexpr auto clamp(X&& x, L&& lo, H&& hi) {
@@ -850,15 +741,14 @@ constexpr auto where(bool c, A&& a, B&& b) {
   return detail::make_expr<detail::select_rule>(c, std::forward<A>(a), std::forward<B>(b));
 }
 
-/// Every rule, for the generic tests and for tools that enumerate functions.
-using all_unary_rules =
+/// The unary rules of this file (adx/rules.hpp adds the gamma family's: all_unary_rules).
+using elementary_unary_rules =
     boost::mp11::mp_list<detail::neg_rule, detail::exp_rule, detail::exp2_rule, detail::expm1_rule, detail::log_rule,
                          detail::log2_rule, detail::log10_rule, detail::log1p_rule, detail::sqrt_rule,
                          detail::cbrt_rule, detail::sin_rule, detail::cos_rule, detail::tan_rule, detail::asin_rule,
                          detail::acos_rule, detail::atan_rule, detail::sinh_rule, detail::cosh_rule, detail::tanh_rule,
                          detail::asinh_rule, detail::acosh_rule, detail::atanh_rule, detail::erf_rule,
-                         detail::erfc_rule, detail::lgamma_rule, detail::tgamma_rule, detail::polygamma_rule<0>,
-                         detail::polygamma_rule<1>, detail::abs_rule, detail::relu_rule, detail::rounding_rule<0>,
+                         detail::erfc_rule,  detail::abs_rule, detail::relu_rule, detail::rounding_rule<0>,
                          detail::rounding_rule<1>, detail::rounding_rule<2>, detail::rounding_rule<3>>;
 using all_binary_rules =
     boost::mp11::mp_list<detail::add_rule, detail::sub_rule, detail::mul_rule, detail::div_rule, detail::pow_rule,

@@ -427,10 +427,6 @@ auto operator/(X&& x, Y&& y) {
   return detail::make_tensor_expr<detail::div_rule>(std::forward<X>(x), std::forward<Y>(y));
 }
 
-template <int N, tensor_operand X>
-auto polygamma(X&& x) {
-  return detail::make_tensor_expr<detail::polygamma_rule<N>>(std::forward<X>(x));
-}
 template <class X, class L, class H>
 requires tensor_operand<X> || tensor_operand<L> || tensor_operand<H>
 auto clamp(X&& x, L&& lo, H&& hi) {
