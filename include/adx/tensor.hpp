@@ -1,5 +1,6 @@
 // adx: the tensor layer (tensor<S>, fused elementwise expressions, reductions, matmul, printing).
 #pragma once
+#include "adx/rules.hpp"  // the gamma family (kept out of the internal headers)
 #include "adx/tensor/elementwise.hpp"
 #include "adx/tensor/gemm.hpp"
 #include "adx/tensor/linalg.hpp"
@@ -7,4 +8,3 @@
 #include "adx/tensor/reduce.hpp"
 #include "adx/tensor/shape.hpp"
 #include "adx/tensor/tensor.hpp"
-#include "adx/rules.hpp"  // the gamma family (kept out of the internal headers)

@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <vector>
 #include <type_traits>
 #include <utility>
+#include <vector>
 #include "adx/core/source_location.hpp"
 
 #include "adx/core/compare.hpp"
@@ -184,8 +184,8 @@ void make_independent(std::vector<var<T>>& x, std::type_identity_t<std::span<T c
 template <class T>
 void adjoints(std::span<var<T> const> x, std::type_identity_t<std::span<T>> out) {
   if (x.size() != out.size())
-    throw error("adx::adjoints: " + std::to_string(x.size()) + " vars for an output of " +
-                std::to_string(out.size()) + " elements");
+    throw error("adx::adjoints: " + std::to_string(x.size()) + " vars for an output of " + std::to_string(out.size()) +
+                " elements");
   auto const& t = tape<T>::current();
   epoch_type live = 0;  // the last recording checked (0, a constant, always is)
   for (std::size_t i = 0; i < x.size(); ++i) {

@@ -32,7 +32,6 @@
 namespace adx {
 namespace detail {
 
-
 template <class T, class C>
 constexpr T cst(C c) {
   return constant<T>(c);
@@ -748,7 +747,7 @@ using elementary_unary_rules =
                          detail::cbrt_rule, detail::sin_rule, detail::cos_rule, detail::tan_rule, detail::asin_rule,
                          detail::acos_rule, detail::atan_rule, detail::sinh_rule, detail::cosh_rule, detail::tanh_rule,
                          detail::asinh_rule, detail::acosh_rule, detail::atanh_rule, detail::erf_rule,
-                         detail::erfc_rule,  detail::abs_rule, detail::relu_rule, detail::rounding_rule<0>,
+                         detail::erfc_rule, detail::abs_rule, detail::relu_rule, detail::rounding_rule<0>,
                          detail::rounding_rule<1>, detail::rounding_rule<2>, detail::rounding_rule<3>>;
 using all_binary_rules =
     boost::mp11::mp_list<detail::add_rule, detail::sub_rule, detail::mul_rule, detail::div_rule, detail::pow_rule,
