@@ -7,7 +7,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -49,25 +48,20 @@ class statement_arena {
 
   /// Makes room for one statement of up to n operands; `first` is the global index the next
   /// statement gets (recorded if a new chunk starts here).
-  /// Only the operands are counted: every committed entry has at least one (a statement at
-  /// least one operand, a block or node its header), and a chunk has room for as many counts
-  /// as operands, so a chunk with room for n >= 1 operands has room for one more count.
   ADX_ALWAYS_INLINE void reserve(std::size_t n, std::size_t next) {
-    if (arg_cap_ - args_ < n) [[unlikely]]
+    if (stmts_ == stmt_cap_ || arg_cap_ - args_ < n) [[unlikely]]
       next_chunk(n, next);
   }
   ADX_ALWAYS_INLINE I* idx_top() noexcept { return idx_ + args_; }
   ADX_ALWAYS_INLINE P* val_top() noexcept { return val_ + args_; }
   /// Ends the statement reserved last, with its n operands written at idx_top()/val_top().
   ADX_ALWAYS_INLINE void commit(std::uint8_t n) noexcept {
-    assert(n > 0 && stmts_ < stmt_cap_);
     count_[stmts_++] = operand_count{n};
     args_ += n;
   }
 
   /// Ends a statement with a marker count byte and `entries` entries (operands and header).
   ADX_ALWAYS_INLINE void commit_long(std::size_t entries, std::uint8_t marker) noexcept {
-    assert(entries > 0 && stmts_ < stmt_cap_);
     count_[stmts_++] = operand_count{marker};
     args_ += entries;
   }
