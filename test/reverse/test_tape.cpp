@@ -197,11 +197,12 @@ TEST_CASE("tape: memory per statement and per operand") {
   var<double> s = 0.0;
   for (auto const& xi : x) s += exp(xi);  // one statement, two operands each
   auto const s1 = t.stats();
-  // the 1001 independent variables (x and s) share one block entry: a count byte and a header
-  CHECK(s1.statements - s0.statements == 1 + 1000);
+  // of the 1001 independent variables (x and s) the first is a statement with no operands, the
+  // other 1000 share one block entry (a count byte and a header)
+  CHECK(s1.statements - s0.statements == 2 + 1000);
   CHECK(s1.indices - s0.indices == 1001 + 1000);
   CHECK(s1.operands - s0.operands == 1 + 2000);
-  CHECK(s1.bytes_used - s0.bytes_used == 1001 * 1 + 2001 * 12);
+  CHECK(s1.bytes_used - s0.bytes_used == 1002 * 1 + 2001 * 12);
 }
 
 TEST_CASE("backward: seeds and errors") {
@@ -283,10 +284,15 @@ TEST_CASE("independent variables made one after another share a block entry; swe
   // A fresh tape, so that the chunk boundary below is where the test puts it.
   tape<double> fresh;
   tape_activation<double> on(fresh);
-  var<double> const x = 2.0;  // opens a block
+  var<double> const u = 0.5;  // a lone variable: a statement with no operands
   auto const s0 = fresh.stats();
+  CHECK(s0.operands == 0);
+  var<double> const x = 2.0;  // the second in a row opens a block (an entry with a header)
+  CHECK(fresh.stats().statements == s0.statements + 1);
   var<double> const y = 3.0;  // extends it: no new entry
-  CHECK(fresh.stats().statements == s0.statements);
+  auto const s1 = fresh.stats();
+  CHECK(s1.statements == s0.statements + 1);
+  CHECK(s1.operands == 1);
   CHECK(y.index() == x.index() + 1);
   // An operation that reserved room in a new chunk and then recorded nothing (no active
   // operand) leaves the block the tape's last entry: the next variable still extends it.
@@ -295,18 +301,19 @@ TEST_CASE("independent variables made one after another share a block entry; swe
   CHECK(fresh.stats().bytes_reserved > chunks_before);
   var<double> const w = 5.0;
   CHECK(w.index() == y.index() + 1);
-  CHECK(fresh.stats().statements == s0.statements);
+  CHECK(fresh.stats().statements == s1.statements);
   var<double> const z = x * y * w + log(y);  // a statement after the block, in the new chunk
-  var<double> const v = 7.0;                 // a new block after the statement
-  CHECK(fresh.stats().statements == s0.statements + 2);
-  var<double> const r = z * v;
+  var<double> const v = 7.0;                 // a lone variable after the statement
+  CHECK(fresh.stats().statements == s1.statements + 2);
+  var<double> const r = z * v * u;
   for (bool careful : {false, true}) {
     fresh.track_reached(careful);
     backward(r);
-    CHECK(x.adjoint() == 7.0 * 15.0);
-    CHECK(close(y.adjoint(), 7.0 * (10.0 + 1.0 / 3.0)));
-    CHECK(w.adjoint() == 7.0 * 6.0);
-    CHECK(v.adjoint() == z.value());
+    CHECK(x.adjoint() == 3.5 * 15.0);
+    CHECK(close(y.adjoint(), 3.5 * (10.0 + 1.0 / 3.0)));
+    CHECK(w.adjoint() == 3.5 * 6.0);
+    CHECK(v.adjoint() == z.value() * 0.5);
+    CHECK(u.adjoint() == z.value() * 7.0);
   }
   fresh.track_reached(false);
 }

@@ -134,16 +134,22 @@ class tape {
     return k;
   }
 
-  /// Records an independent variable (made under no_grad too). Independent variables need no
-  /// statement of their own: consecutive ones share one block entry, which the sweep steps over
-  /// in one go (the inputs of a gradient are usually made one after another).
+  /// Records an independent variable (made under no_grad too). A lone one (an accumulator
+  /// `var<double> s = 0.0` among statements) is a statement with no operands, 1 byte. From the
+  /// second of a run on (the inputs of a gradient, made one after another) they share one block
+  /// entry, which the sweep steps over in one go.
   ADX_ALWAYS_INLINE index_type new_variable(source_location where = {}) {
     index_type k;
-    if (open_block_ == n_) [[likely]] {  // the last entry is a block ending at n_: extend it
+    if (open_block_ == n_) {  // the last entry is a block ending at n_: extend it
       k = next_index();
       open_block_ = k;
-    } else {
+    } else if (lone_variable_ == n_) {  // the last entry is a lone variable: a run starts
       k = open_block(1);
+    } else {
+      arena_.reserve(0, n_ + 1);
+      k = next_index();
+      arena_.commit(0);
+      lone_variable_ = k;
     }
     if (detail::anomaly_mode()) [[unlikely]]
       note_origin(k, 1, "an independent variable", where);
@@ -265,6 +271,7 @@ class tape {
     frames_.push_back(
         frame{detail::new_epoch(), n_, arena_.position(), nonfinite_, nodes_.size(), node_mem_.position()});
     epoch_ = frames_.back().epoch;
+    open_block_ = lone_variable_ = no_block;  // a recording starts with entries of its own
   }
   /// Ends the innermost recording: its statements are dropped in O(1), its vars become stale.
   void pop_frame() {
@@ -473,7 +480,7 @@ class tape {
   }
   void rewind_to(frame const& f) {
     n_ = f.n;
-    open_block_ = no_block;  // the block may be gone, and n_ may meet its end again later
+    open_block_ = lone_variable_ = no_block;  // the entry may be gone, and n_ may meet it again later
     arena_.rewind(f.stmts);
     nodes_.resize(f.nodes);
     node_mem_.rewind(f.node_mem);  // after the nodes using it are gone
@@ -736,10 +743,11 @@ class tape {
   // the two in one 8-byte write that the next variable's 4-byte loads cannot forward from.
   static constexpr index_type no_block = ~index_type{0};
   index_type open_block_ = no_block;
-  std::vector<std::uint8_t> reached_;   // built by careful sweeps only
-  std::vector<index_type> seeds_;       // the seeded statements of the sweep under way
-  std::vector<std::uint8_t> stops_;     // set_stops
-  std::vector<std::uint8_t> released_;  // release_reached
+  index_type lone_variable_ = no_block;  // likewise for a variable recorded as a statement of its own
+  std::vector<std::uint8_t> reached_;    // built by careful sweeps only
+  std::vector<index_type> seeds_;        // the seeded statements of the sweep under way
+  std::vector<std::uint8_t> stops_;      // set_stops
+  std::vector<std::uint8_t> released_;   // release_reached
   bool check_released_ = false;
   bool reached_valid_ = false;
   std::vector<frame> frames_;
