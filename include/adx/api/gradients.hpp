@@ -241,15 +241,7 @@ void adjoints(tensor<var<T>> const& x, std::span<T> out) {
     tp.adjoints_of_live(b.first, x.size(), out.data());
     return;
   }
-  var<T> const* e = x.data();
-  epoch_type live = 0;  // the last recording checked (0, a constant, always is)
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (e[i].epoch() != live) {
-      tp.check_live(e[i].epoch());
-      live = e[i].epoch();
-    }
-    out[i] = tp.adjoint_of_live(e[i].index());
-  }
+  adjoints(std::span<var<T> const>(x.data(), x.size()), out);  // element by element (reverse/var.hpp)
 }
 /// The adjoints of a tensor's elements after the last sweep of their tape, as a tensor of the
 /// same shape.

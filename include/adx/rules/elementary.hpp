@@ -725,6 +725,7 @@ ADX_UNARY_ENTRY(floor, rounding_rule<0>)
 ADX_UNARY_ENTRY(ceil, rounding_rule<1>)
 ADX_UNARY_ENTRY(round, rounding_rule<2>)
 ADX_UNARY_ENTRY(trunc, rounding_rule<3>)
+#undef ADX_UNARY_ENTRY_FOR
 #undef ADX_UNARY_ENTRY
 #undef ADX_OWN_UNARY_ENTRY
 #undef ADX_BINARY_ENTRY

@@ -2,8 +2,11 @@
 // tensor overload (tensor/elementwise.hpp builds the tensor expression). Included by the rule
 // headers (elementary.hpp, gamma.hpp), each of which undefines them at its end; no include
 // guard, so that each can define them again.
-#define ADX_UNARY_ENTRY(fn, rule)                                      \
-  template <ad_operand X>                                              \
+
+// A unary function whose scalar overload takes operands satisfying `scalar` (ad_operand for
+// the functions <cmath> also has, rule_operand for adx's own, which take plain numbers too).
+#define ADX_UNARY_ENTRY_FOR(scalar, fn, rule)                          \
+  template <scalar X>                                                  \
   constexpr auto fn(X&& x) {                                           \
     return detail::make_expr<detail::rule>(std::forward<X>(x));        \
   }                                                                    \
@@ -11,15 +14,8 @@
   auto fn(X&& x) {                                                     \
     return detail::make_tensor_expr<detail::rule>(std::forward<X>(x)); \
   }
-#define ADX_OWN_UNARY_ENTRY(fn, rule)                                  \
-  template <rule_operand X>                                            \
-  constexpr auto fn(X&& x) {                                           \
-    return detail::make_expr<detail::rule>(std::forward<X>(x));        \
-  }                                                                    \
-  template <tensor_operand X>                                          \
-  auto fn(X&& x) {                                                     \
-    return detail::make_tensor_expr<detail::rule>(std::forward<X>(x)); \
-  }
+#define ADX_UNARY_ENTRY(fn, rule) ADX_UNARY_ENTRY_FOR(ad_operand, fn, rule)
+#define ADX_OWN_UNARY_ENTRY(fn, rule) ADX_UNARY_ENTRY_FOR(rule_operand, fn, rule)
 #define ADX_BINARY_ENTRY(fn, rule)                                                                                    \
   template <class X, class Y>                                                                                         \
   requires rule_operands2<X, Y>                                                                                       \
