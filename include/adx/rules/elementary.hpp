@@ -212,6 +212,17 @@ struct cbrt_rule {  // d = 1/(3 r^2)
     return 1 / (3 * (r * r));
   }
 };
+struct square_rule {  // d = 2 x (square(x) = x * x: one evaluation of x, no call to pow)
+  static constexpr char const* name = "square";
+  template <class X>
+  static auto value(X const& x) {
+    return x * x;
+  }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) {
+    return 2 * x;
+  }
+};
 struct pow_rule {  // d/dx = y x^(y-1) (0 where y == 0); d/dy = r log x (0 where x == 0, y >= 0)
   static constexpr char const* name = "pow";
   template <class X, class Y>
@@ -635,8 +646,8 @@ struct rounding_rule {
 
 // ---- entry points ---------------------------------------------------------------------------
 // Functions that <cmath> also has take at least one AD operand (plain numbers keep calling std,
-// so `using namespace adx;` never makes a call ambiguous). adx's own functions (relu, clamp,
-// where, digamma, trigamma, polygamma) also take plain numbers and evaluate them at once.
+// so `using namespace adx;` never makes a call ambiguous). adx's own functions (square, relu,
+// clamp, where, digamma, trigamma, polygamma) also take plain numbers and evaluate them at once.
 
 template <class X>
 concept rule_operand = ad_operand<X> || arithmetic<X>;
@@ -696,6 +707,7 @@ ADX_UNARY_ENTRY(log10, log10_rule)
 ADX_UNARY_ENTRY(log1p, log1p_rule)
 ADX_UNARY_ENTRY(sqrt, sqrt_rule)
 ADX_UNARY_ENTRY(cbrt, cbrt_rule)
+ADX_OWN_UNARY_ENTRY(square, square_rule)
 ADX_BINARY_ENTRY(pow, pow_rule)
 ADX_UNARY_ENTRY(sin, sin_rule)
 ADX_UNARY_ENTRY(cos, cos_rule)
@@ -742,14 +754,13 @@ constexpr auto where(bool c, A&& a, B&& b) {
 }
 
 /// The unary rules of this file (adx/rules.hpp adds the gamma family's: all_unary_rules).
-using elementary_unary_rules =
-    boost::mp11::mp_list<detail::neg_rule, detail::exp_rule, detail::exp2_rule, detail::expm1_rule, detail::log_rule,
-                         detail::log2_rule, detail::log10_rule, detail::log1p_rule, detail::sqrt_rule,
-                         detail::cbrt_rule, detail::sin_rule, detail::cos_rule, detail::tan_rule, detail::asin_rule,
-                         detail::acos_rule, detail::atan_rule, detail::sinh_rule, detail::cosh_rule, detail::tanh_rule,
-                         detail::asinh_rule, detail::acosh_rule, detail::atanh_rule, detail::erf_rule,
-                         detail::erfc_rule, detail::abs_rule, detail::relu_rule, detail::rounding_rule<0>,
-                         detail::rounding_rule<1>, detail::rounding_rule<2>, detail::rounding_rule<3>>;
+using elementary_unary_rules = boost::mp11::mp_list<
+    detail::neg_rule, detail::exp_rule, detail::exp2_rule, detail::expm1_rule, detail::log_rule, detail::log2_rule,
+    detail::log10_rule, detail::log1p_rule, detail::sqrt_rule, detail::cbrt_rule, detail::square_rule, detail::sin_rule,
+    detail::cos_rule, detail::tan_rule, detail::asin_rule, detail::acos_rule, detail::atan_rule, detail::sinh_rule,
+    detail::cosh_rule, detail::tanh_rule, detail::asinh_rule, detail::acosh_rule, detail::atanh_rule, detail::erf_rule,
+    detail::erfc_rule, detail::abs_rule, detail::relu_rule, detail::rounding_rule<0>, detail::rounding_rule<1>,
+    detail::rounding_rule<2>, detail::rounding_rule<3>>;
 using all_binary_rules =
     boost::mp11::mp_list<detail::add_rule, detail::sub_rule, detail::mul_rule, detail::div_rule, detail::pow_rule,
                          detail::atan2_rule, detail::hypot_rule, detail::max_rule, detail::min_rule, detail::fmax_rule,
