@@ -105,8 +105,8 @@ struct tensor_form<normal_lpdf> {
   template <class S>
   S operator()(tensor<S> const& x) const {
     S const mu = x[0], sigma = x[1];
-    auto const z = (y - mu) / sigma;
-    return sum(-0.5 * z * z) - static_cast<double>(normal_lpdf::m) * log(sigma);
+    // square(z), not z * z: the element expression then divides once per element
+    return sum(-0.5 * square((y - mu) / sigma)) - static_cast<double>(normal_lpdf::m) * log(sigma);
   }
 };
 

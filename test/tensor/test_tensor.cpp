@@ -563,6 +563,93 @@ TEST_CASE("tensor: sum and mean of an expression are one node, exactly eval then
   }
 }
 
+TEST_CASE("tensor: a reduced expression sums its scalar operands' partials while recording") {
+  tape_scope<var<double>> scope;
+  auto& tp = tape<double>::current();
+  tensor<double> const y0 = random_normal({50, 3}, 41), w0 = random_normal({3}, 42);
+  double const m0 = 0.3, s0 = 1.7;
+  tensor<var<double>> w(w0);
+  var<double> m(m0), s(s0);
+  // every element reads m and s (in z) and m * s (a scalar statement first): three summed
+  // positions, one index and one sum each; w, one element per column, is kept per element; y
+  // is a constant tensor
+  auto const program = [&](auto const& y, auto const& mu, auto const& sigma, auto const& wt) {
+    return sum(square((y - mu) / sigma) * wt + mu * sigma);
+  };
+  auto const s1 = tp.stats();
+  var<double> f = program(y0, m, s, w);
+  auto const s2 = tp.stats();
+  CHECK(s2.nodes - s1.nodes == 1);
+  CHECK(s2.statements - s1.statements == 2);                      // m * s, and the node
+  CHECK(s2.node_bytes - s1.node_bytes == 150 * 12 + 1 + 3 * 12);  // w per element; m, s, m * s summed
+  backward(f);
+  double const gm = m.adjoint(), gs = s.adjoint();
+  tensor<double> const gw = adjoints(w);
+
+  // the same sums by hand
+  double hm = 0, hs = 0, hf = 0;
+  std::vector<double> hw(3, 0.0);
+  for (std::size_t i = 0; i < 50; ++i)
+    for (std::size_t j = 0; j < 3; ++j) {
+      double const z = (y0(i, j) - m0) / s0;
+      hf += z * z * w0[j] + m0 * s0;
+      hm += -2 * z / s0 * w0[j] + s0;
+      hs += -2 * z * z / s0 * w0[j] + m0;
+      hw[j] += z * z;
+    }
+  CHECK(close(f.value(), hf, 1e-13, 1e-13));
+  CHECK(close(gm, hm, 1e-12, 1e-12));
+  CHECK(close(gs, hs, 1e-12, 1e-12));
+  for (std::size_t j = 0; j < 3; ++j) CHECK(close(gw[j], hw[j], 1e-12, 1e-12));
+
+  // eval then reduce (partials kept per element) agrees; mean is the sum over the count
+  var<double> unfused = sum(tensor<var<double>>((square((y0 - m) / s) * w + m * s)));
+  CHECK(close(unfused.value(), f.value(), 1e-14, 0));
+  backward(unfused);
+  CHECK(close(m.adjoint(), gm, 1e-13, 1e-13));
+  CHECK(close(s.adjoint(), gs, 1e-13, 1e-13));
+  var<double> fm = mean(square((y0 - m) / s) * w + m * s);
+  backward(fm);
+  CHECK(close(m.adjoint(), gm / 150, 1e-13, 1e-13));
+  CHECK(close(adjoints(w)[1], gw[1] / 150, 1e-13, 1e-13));
+
+  // a scalar operand only, a size-1 tensor operand (kept per element), a constant scalar
+  var<double> f2 = sum(y0 * m + tensor<var<double>>(shape{1}, s) * y0 + var<double>::constant(2.0) * y0);
+  backward(f2);
+  CHECK(close(m.adjoint(), sum(y0), 1e-12, 1e-12));
+  CHECK(close(s.adjoint(), sum(y0), 1e-12, 1e-12));
+  auto const s3 = tp.stats();
+  var<double> const k = sum(y0 * var<double>::constant(2.0));  // nothing active: a constant
+  CHECK(k.index() == 0);
+  CHECK(close(k.value(), 2 * sum(y0), 1e-12, 1e-12));
+  CHECK(tp.stats().nodes == s3.nodes);
+
+  // a scalar operand from an ended recording: an error, and no half-made node
+  var<double> stale;
+  {
+    tape_scope<var<double>> inner;
+    stale = var<double>(1.0);
+  }
+  CHECK_THROWS_AS((void)sum(y0 * stale), stale_variable_error);
+  CHECK(tp.stats().statements == s3.statements);
+  CHECK(tp.stats().nodes == s3.nodes);
+
+  // over var<var<double>> the partials stay per element (a sum would record on the inner
+  // tape): second derivatives through them, d2/dm2 sum(w (y - m)^2) = 2 sum(w)
+  tape_scope<var<var<double>>> nested;
+  var<var<double>> mm(m0);
+  tensor<var<var<double>>> ww(w0);
+  var<var<double>> g = sum(square(y0 - mm) * ww);
+  backward(g);
+  var<double> dm = mm.adjoint();
+  double want = 0;
+  for (std::size_t i = 0; i < 50; ++i)
+    for (std::size_t j = 0; j < 3; ++j) want += -2 * (y0(i, j) - m0) * w0[j];
+  CHECK(close(primal(dm), want, 1e-12, 1e-12));
+  backward(dm);
+  CHECK(close(mm.value().adjoint(), 2 * 50 * sum(w0), 1e-12, 1e-12));
+}
+
 TEST_CASE("tensor: log_softmax of var elements is one node, equal to x - logsumexp(x)") {
   tensor<double> const x0 = random_normal({3, 4, 5}, 31), w = random_normal({3, 4, 5}, 32);
   for (long axis : {0L, 1L, 2L, -1L}) {

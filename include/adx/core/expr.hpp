@@ -134,18 +134,23 @@ class expr : public expr_tag {
   constexpr value_type const& val() const noexcept { return val_; }
 
   /// Reverse: adds (leaf, m * d leaf / d this) for every active leaf below into the writer.
-  template <class W>
+  /// Pos is the position of this node's first active leaf among the statement's (the leaves
+  /// are pushed depth first, left to right), for writers that want it at compile time.
+  template <std::size_t Pos = 0, class W>
   ADX_ALWAYS_INLINE void push(W& w, value_type const& m) const {
-    if constexpr (active<0>) pack_get<0>(ops_).push(w, to_value<value_type>(m * partial_at<0>(indices{})));
-    if constexpr (active<1>) pack_get<1>(ops_).push(w, to_value<value_type>(m * partial_at<1>(indices{})));
-    if constexpr (active<2>) pack_get<2>(ops_).push(w, to_value<value_type>(m * partial_at<2>(indices{})));
+    if constexpr (active<0>)
+      pack_get<0>(ops_).template push<Pos>(w, to_value<value_type>(m * partial_at<0>(indices{})));
+    if constexpr (active<1>)
+      pack_get<1>(ops_).template push<Pos + leaves_before<1>>(w, to_value<value_type>(m * partial_at<1>(indices{})));
+    if constexpr (active<2>)
+      pack_get<2>(ops_).template push<Pos + leaves_before<2>>(w, to_value<value_type>(m * partial_at<2>(indices{})));
   }
   /// Reverse, at the root (multiplier one, so no multiplication).
   template <class W>
   ADX_ALWAYS_INLINE void push(W& w) const {
-    if constexpr (active<0>) pack_get<0>(ops_).push(w, partial_at<0>(indices{}));
-    if constexpr (active<1>) pack_get<1>(ops_).push(w, partial_at<1>(indices{}));
-    if constexpr (active<2>) pack_get<2>(ops_).push(w, partial_at<2>(indices{}));
+    if constexpr (active<0>) pack_get<0>(ops_).template push<0>(w, partial_at<0>(indices{}));
+    if constexpr (active<1>) pack_get<1>(ops_).template push<leaves_before<1>>(w, partial_at<1>(indices{}));
+    if constexpr (active<2>) pack_get<2>(ops_).template push<leaves_before<2>>(w, partial_at<2>(indices{}));
   }
 
   /// Forward: the directional derivative, sum over active operands of partial * tangent.
@@ -169,6 +174,14 @@ class expr : public expr_tag {
   template <std::size_t I>
   static constexpr bool active = I < arity&& is_active_op<boost::mp11::mp_at_c<padded_ops, I>>;
   static constexpr std::size_t n_active_operands = (std::size_t{is_active_op<Ops>} + ...);
+  /// Active leaves of the operands before operand I.
+  template <std::size_t I>
+  static constexpr std::size_t leaves_before = [] {
+    constexpr std::size_t n[] = {Ops::n_active...};
+    std::size_t r = 0;
+    for (std::size_t k = 0; k < I && k < arity; ++k) r += n[k];
+    return r;
+  }();
   static constexpr std::size_t first_active = active<0> ? 0 : active<1> ? 1 : 2;
   static constexpr std::size_t last_active = active<2> ? 2 : active<1> ? 1 : 0;
 
@@ -244,7 +257,7 @@ using plain_result_t = std::conditional_t<std::is_floating_point_v<std::common_t
 
 /// Builds Rule's node over the operands, or evaluates Rule on plain numbers directly.
 template <class Rule, class... X>
-constexpr auto make_expr(X&&... x) {
+ADX_ALWAYS_INLINE constexpr auto make_expr(X&&... x) {
   if constexpr (!(ad_operand<X> || ...)) {
     return evaluate_rule<Rule, plain_result_t<X...>>(x...);
   } else {

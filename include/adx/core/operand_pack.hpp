@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <utility>
 
+#include "adx/config.hpp"
+
 namespace adx::detail {
 
 template <std::size_t I, class T>
@@ -27,11 +29,11 @@ struct pack_storage<std::index_sequence<I...>, T...> : pack_slot<I, T>... {
 
   /// f(operand 0, operand 1, ...).
   template <class F>
-  constexpr decltype(auto) apply(F&& f) const {
+  ADX_ALWAYS_INLINE constexpr decltype(auto) apply(F&& f) const {
     return std::forward<F>(f)(static_cast<pack_slot<I, T> const&>(*this).item...);
   }
   template <class F>
-  constexpr decltype(auto) apply(F&& f) {
+  ADX_ALWAYS_INLINE constexpr decltype(auto) apply(F&& f) {
     return std::forward<F>(f)(static_cast<pack_slot<I, T>&>(*this).item...);
   }
 };

@@ -119,9 +119,14 @@ class var {
   /// The adjoint after a backward sweep of this var's tape (zero if not reached).
   T adjoint() const { return tape<T>::current().adjoint(index_, epoch_); }
 
-  template <class W>
+  /// Hands (index, partial) to the writer of a statement, with the leaf's position Pos in it
+  /// if the writer takes one (a tensor node that treats positions differently).
+  template <std::size_t Pos = 0, class W>
   ADX_ALWAYS_INLINE void push(W& w, T const& m) const {
-    w.add(index_, epoch_, m);
+    if constexpr (requires { w.template add_at<Pos>(index_, epoch_, m); })
+      w.template add_at<Pos>(index_, epoch_, m);
+    else
+      w.add(index_, epoch_, m);
   }
 
  private:

@@ -21,6 +21,9 @@
 #include <utility>
 #include <vector>
 
+#include <boost/mp11/algorithm.hpp>
+#include <boost/mp11/list.hpp>
+
 #include "adx/core/expr.hpp"
 #include "adx/core/operand_pack.hpp"
 #include "adx/reverse/var.hpp"
@@ -45,8 +48,8 @@ struct tensor_leaf {
     single = t.size() == 1;
     bst = broadcast_strides(t.shape(), out);
   }
-  S const& at_flat(std::size_t i) const noexcept { return t.data()[single ? 0 : i]; }
-  S const& at_index(stride_array const& idx, std::size_t rank) const noexcept {
+  ADX_ALWAYS_INLINE S const& at_flat(std::size_t i) const noexcept { return t.data()[single ? 0 : i]; }
+  ADX_ALWAYS_INLINE S const& at_index(stride_array const& idx, std::size_t rank) const noexcept {
     std::size_t o = 0;
     for (std::size_t d = 0; d < rank; ++d) o += idx[d] * bst[d];
     return t.data()[o];
@@ -64,8 +67,8 @@ struct scalar_leaf {
   adx::shape shape() const noexcept { return {}; }
   bool flat_readable(adx::shape const&) const noexcept { return true; }
   void bind(adx::shape const&) noexcept {}
-  X const& at_flat(std::size_t) const noexcept { return v; }
-  X const& at_index(stride_array const&, std::size_t) const noexcept { return v; }
+  ADX_ALWAYS_INLINE X const& at_flat(std::size_t) const noexcept { return v; }
+  ADX_ALWAYS_INLINE X const& at_index(stride_array const&, std::size_t) const noexcept { return v; }
   template <class F>
   void for_each_element(F&& f) const {
     f(v);
@@ -103,11 +106,19 @@ class tensor_expr : public detail::tensor_tag {
     ops_.apply([&](auto&... op) { (op.bind(out), ...); });
   }
   /// The element's scalar expression (or plain value), read at a flat position.
-  auto at_flat(std::size_t i) const {
-    return ops_.apply([&](auto const&... op) { return detail::make_expr<Rule>(op.at_flat(i)...); });
+  /// (Always inlined, with the leaves' reads: the element loop then keeps the expression in
+  /// registers instead of building it in memory through a call per element.)
+  ADX_ALWAYS_INLINE auto at_flat(std::size_t i) const {
+    return ops_.apply([&](auto const&... op) ADX_INLINE_LAMBDA { return detail::make_expr<Rule>(op.at_flat(i)...); });
   }
-  auto at_index(detail::stride_array const& idx, std::size_t rank) const {
-    return ops_.apply([&](auto const&... op) { return detail::make_expr<Rule>(op.at_index(idx, rank)...); });
+  ADX_ALWAYS_INLINE auto at_index(detail::stride_array const& idx, std::size_t rank) const {
+    return ops_.apply([&](auto const&... op)
+                          ADX_INLINE_LAMBDA { return detail::make_expr<Rule>(op.at_index(idx, rank)...); });
+  }
+  /// Calls f on each operand (a leaf or a sub-expression), left to right.
+  template <class F>
+  void visit_operands(F&& f) const {
+    ops_.apply([&](auto const&... op) { (f(op), ...); });
   }
   /// Calls f on every element of every operand (AD scalars and numbers alike).
   template <class F>
@@ -170,44 +181,126 @@ struct stored_operands {
   std::size_t bytes() const noexcept { return count * (sizeof(index_type) + sizeof(T)); }
 };
 
+/// Which of an element expression's active operands, in the order its push writes them, are
+/// a scalar operand of the tensor expression (one AD scalar read by every element): an
+/// mp_list of mp_true (scalar) and mp_false (a tensor's element) for element scalar S.
+template <class S, class Op>
+struct active_leaves {
+  using type = boost::mp11::mp_list<>;
+};
+template <class S, class X>
+inline constexpr bool at_level_of = ad_operand<X>&& level_v<X> == level_v<S>;
+template <class S, class X>
+struct active_leaves<S, tensor_leaf<X>> {
+  using type =
+      boost::mp11::mp_if_c<at_level_of<S, X>, boost::mp11::mp_list<boost::mp11::mp_false>, boost::mp11::mp_list<>>;
+};
+template <class S, class X>
+struct active_leaves<S, scalar_leaf<X>> {
+  using type =
+      boost::mp11::mp_if_c<at_level_of<S, X>, boost::mp11::mp_list<boost::mp11::mp_true>, boost::mp11::mp_list<>>;
+};
+template <class S, class Rule, class... Ops>
+struct active_leaves<S, tensor_expr<Rule, Ops...>> {
+  using type =
+      boost::mp11::mp_if_c<at_level_of<S, typename tensor_expr<Rule, Ops...>::element_type>,
+                           boost::mp11::mp_append<boost::mp11::mp_list<>, typename active_leaves<S, Ops>::type...>,
+                           boost::mp11::mp_list<>>;
+};
+
+/// Calls f(x) for every scalar operand x at S's level in E, in push order (the true positions
+/// of active_leaves, in order).
+template <class S, class X, class F>
+void for_each_scalar_operand(tensor_leaf<X> const&, F&) {}
+template <class S, class X, class F>
+void for_each_scalar_operand(scalar_leaf<X> const& l, F& f) {
+  if constexpr (at_level_of<S, X>) f(l.v);
+}
+template <class S, class Rule, class... Ops, class F>
+void for_each_scalar_operand(tensor_expr<Rule, Ops...> const& e, F& f) {
+  if constexpr (at_level_of<S, typename tensor_expr<Rule, Ops...>::element_type>)
+    e.visit_operands([&](auto const& op) { for_each_scalar_operand<S>(op, f); });
+}
+
+/// The scalar-operand positions of E's element expression as an array (see active_leaves).
+template <class S, class E>
+constexpr auto scalar_positions() {
+  using flags = typename active_leaves<S, E>::type;
+  std::array<bool, boost::mp11::mp_size<flags>::value> r{};
+  boost::mp11::mp_for_each<boost::mp11::mp_iota<boost::mp11::mp_size<flags>>>(
+      [&](auto j) { r[j] = boost::mp11::mp_at_c<flags, j>::value; });
+  return r;
+}
+
 /// The tape node of an elementwise expression over var<T> elements. The forward pass stores,
 /// per element, what a scalar statement would: each active operand's index and partial (the
 /// expression's rules computed them with the value, e.g. sin and cos from one sincos). They
 /// are kept operand by operand, so that the backward pass is one streaming loop per operand:
 /// a broadcast operand (one variable read by every element) is summed in a register and added
 /// once, and an operand that is one block of variables is a contiguous multiply-add.
+///
+/// A reduced node (sum or mean of the expression: one output, the same adjoint for every
+/// element) over plain numbers does not keep the partials of a scalar operand per element: the
+/// forward pass sums them (`summed` operands, one index and one sum each).
 template <class T>
 struct elementwise_node final : tape<T>::node {
   enum class operand_kind : std::uint8_t { general, broadcast, block };
   std::size_t n = 0;          ///< elements
-  std::size_t operands = 0;   ///< active operands per element
+  std::size_t operands = 0;   ///< active operands kept per element
   stored_operands<T> stored;  ///< operand j of element i at [j * n + i]
   operand_kind* kind;
+  std::size_t summed = 0;  ///< scalar operands whose partials are summed over the elements
+  index_type* summed_index;
+  T* summed_partial;
   /// A reduced node (sum or mean of the expression) has one output, whose adjoint times
   /// `scale` (the reduction's partial, 1 or 1/n) is every element's adjoint.
   bool reduced = false;
   double scale = 1;
 
-  elementwise_node(tape<T>& tp, std::size_t elements, std::size_t k)
-      : n(elements), operands(k), stored(tp, elements * k), kind(tp.template node_array<operand_kind>(k)) {
+  elementwise_node(tape<T>& tp, std::size_t elements, std::size_t k, std::size_t k_summed = 0)
+      : n(elements),
+        operands(k),
+        stored(tp, elements * k),
+        kind(tp.template node_array<operand_kind>(k)),
+        summed(k_summed),
+        summed_index(tp.template node_array<index_type>(k_summed)),
+        summed_partial(tp.template node_array<T>(k_summed)) {
     std::fill_n(kind, k, operand_kind::general);
   }
 
   /// Receives one element's (index, partial) pairs from its expression's push, noting whether
   /// any operand is active and whether any comes from another recording than the current one
   /// (checked afterwards: no call on this path, so that the expression stays in registers).
+  /// The partial of push position J is added into sum if Summed[J] (the caller copies the sums
+  /// in and out, so that they stay in registers, and notes these operands' indices and epochs
+  /// once), else stored for element `element`.
+  template <std::size_t K, std::array<bool, K> Summed = std::array<bool, K>{}>
   struct writer {
+    static constexpr std::size_t n_summed = static_cast<std::size_t>(std::count(Summed.begin(), Summed.end(), true));
+    /// Position J's slot among the stored (or among the summed) operands.
+    static constexpr std::array<std::size_t, K> slot = [] {
+      std::array<std::size_t, K> r{};
+      std::size_t s = 0, k = 0;
+      for (std::size_t j = 0; j < K; ++j) r[j] = Summed[j] ? s++ : k++;
+      return r;
+    }();
     index_type* index;
     T* partial;
-    std::size_t n, element, j;
+    std::size_t n, element;
     epoch_type epoch;
-    bool active, foreign;
-    ADX_ALWAYS_INLINE void add(index_type i, epoch_type e, T const& p) {
-      index[j * n + element] = i;  // a constant (index 0) is kept too: its adjoint slot 0 is never read
-      partial[j * n + element] = p;
-      active |= i != 0;
-      foreign |= (e != epoch) & (e != 0);
-      ++j;
+    std::array<T, n_summed> sum{};
+    bool active = false, foreign = false;
+    template <std::size_t J>
+    ADX_ALWAYS_INLINE void add_at(index_type i, epoch_type e, T const& p) {
+      static_assert(J < K, "adx: internal: a push position beyond the expression's active leaves");
+      if constexpr (Summed[J]) {  // the caller has seen its index and epoch once
+        std::get<slot[J]>(sum) += p;
+      } else {
+        index[slot[J] * n + element] = i;  // a constant (index 0) is kept too: its slot 0 is never read
+        partial[slot[J] * n + element] = p;
+        active |= i != 0;
+        foreign |= (e != epoch) & (e != 0);
+      }
     }
   };
 
@@ -237,6 +330,7 @@ struct elementwise_node final : tape<T>::node {
     } else {  // every element's adjoint is the one output's, times the reduction's partial
       T const a = scale == 1 ? adj[this->first] : to_value<T>(scale * adj[this->first]);
       pass(adj, [a](std::size_t) { return a; });
+      for (std::size_t s = 0; s < summed; ++s) adj[summed_index[s]] += summed_partial[s] * a;
     }
   }
   /// Adds p * a(i) into each operand's adjoints, operand by operand.
@@ -280,8 +374,13 @@ struct elementwise_node final : tape<T>::node {
       return s;
     }
   }
-  void mark_inputs(std::uint8_t* reached) const override { stored.mark(reached); }
-  std::size_t bytes() const noexcept override { return stored.bytes() + operands; }
+  void mark_inputs(std::uint8_t* reached) const override {
+    stored.mark(reached);
+    for (std::size_t s = 0; s < summed; ++s) reached[summed_index[s]] = 1;
+  }
+  std::size_t bytes() const noexcept override {
+    return stored.bytes() + operands + summed * (sizeof(index_type) + sizeof(T));
+  }
 };
 
 /// Steps a row-major multi-index over shape sh (the last axis fastest).
@@ -363,7 +462,7 @@ auto evaluate_elementwise(E expr) {
     try {
       out = generate_elements<R>(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
         // a writer per element, whose address never escapes: it stays in registers
-        typename elementwise_node<T>::writer w{index, partial, n, i, 0, ep, false, false};
+        typename elementwise_node<T>::template writer<element_expr::n_active> w{index, partial, n, i, ep};
         e.push(w);
         active |= w.active;
         foreign |= w.foreign;

@@ -12,6 +12,8 @@
 // division, so zeros are fine), the norm's gradient at zero is zero.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -20,6 +22,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "adx/core/source_location.hpp"
@@ -295,22 +298,47 @@ auto reduce_expression(E expr) {
       return R::constant(finish(s));
     }
     using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
+    constexpr std::size_t K = element_expr::n_active;
+    // Over plain numbers, the partials of a scalar operand are summed in the forward pass
+    // (every element has the same adjoint); over AD numbers that would record a sum per
+    // element on the inner tape, so they are kept per element like the others.
+    constexpr auto summed_positions = [] {
+      if constexpr (std::is_arithmetic_v<T>) {
+        constexpr auto p = scalar_positions<R, E>();
+        static_assert(p.size() == K, "adx: internal: the tensor expression's active leaves do not match its push");
+        return p;
+      } else {
+        return std::array<bool, K>{};
+      }
+    }();
+    using writer = typename elementwise_node<T>::template writer<K, summed_positions>;
     auto const cp = tp.checkpoint();
-    auto nd = std::make_unique<elementwise_node<T>>(tp, n, element_expr::n_active);
+    auto nd = std::make_unique<elementwise_node<T>>(tp, n, K - writer::n_summed, writer::n_summed);
     nd->reduced = true;
     nd->scale = is_mean ? 1.0 / static_cast<double>(n) : 1.0;
     index_type* const index = nd->stored.index;
     T* const partial = nd->stored.partial;
     bool active = false, foreign = false;
+    std::array<T, writer::n_summed> sums{};
     auto& node = *nd;  // the node does not move once the tape owns it
     index_type const first = tp.record_node(std::move(nd), 1, describe_reduction<Red, E>());
     epoch_type const ep = tp.epoch();
+    if constexpr (writer::n_summed > 0) {  // the summed operands' indices, once
+      std::size_t k = 0;
+      auto note = [&](R const& x) {
+        node.summed_index[k++] = x.index();
+        active |= x.index() != 0;
+        foreign |= (x.epoch() != ep) & (x.epoch() != 0);
+      };
+      for_each_scalar_operand<R>(expr, note);
+    }
     try {
       visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
-        typename elementwise_node<T>::writer w{index, partial, n, i, 0, ep, false, false};
+        writer w{index, partial, n, i, ep, sums};
         e.push(w);
         active |= w.active;
         foreign |= w.foreign;
+        sums = w.sum;
         s = s + e.val();
       });
       if (foreign) check_operands_live<R>(expr, tp);
@@ -322,6 +350,10 @@ auto reduce_expression(E expr) {
       tp.rollback(cp);
       return R::constant(finish(s));
     }
+    // element by element, not std::copy: a memmove would take the sums' address and keep them
+    // in memory through the loop
+    [&]<std::size_t... k>(std::index_sequence<k...>) { ((node.summed_partial[k] = std::get<k>(sums)), ...); }
+    (std::make_index_sequence<writer::n_summed>{});
     node.classify();
     return R::recorded(finish(s), first, ep);
   } else {
