@@ -337,19 +337,29 @@ TEST_CASE("tensor: reverse = forward = finite differences on random shapes with 
 
 TEST_CASE("tensor: BLAS = portable kernel; fused = unfused; long statements; NaN-safe sweeps") {
   std::mt19937_64 gen(7);
-  for (auto [M, N, K] : {std::array<std::size_t, 3>{3, 4, 5}, {17, 1, 9}, {1, 33, 300}}) {
+  // GEMM shapes, and the matrix-vector ones (one column or one row: GEMV under BLAS)
+  for (auto [M, N, K] : {std::array<std::size_t, 3>{3, 4, 5}, {17, 1, 9}, {1, 33, 300}, {1, 1, 7}, {5, 1, 1}}) {
+    INFO("M " << M << ", N " << N << ", K " << K);
     tensor<double> const A = random_normal({M, K}, gen()), B = random_normal({K, N}, gen());
     tensor<double> const C = matmul(A, B);  // BLAS when built with it
     tensor<dual<double>> const Cd = matmul(tensor<dual<double>>(A), tensor<dual<double>>(B));  // portable
     for (std::size_t i = 0; i < C.size(); ++i) CHECK(close(C[i], Cd[i].value(), 1e-13, 1e-13));
     std::vector<double> naive(M * N, 0.0);
-    detail::gemm<double>(false, false, M, N, K, A.data(), K, B.data(), N, naive.data(), N, false);
+    for (std::size_t i = 0; i < M; ++i)
+      for (std::size_t j = 0; j < N; ++j)
+        for (std::size_t k = 0; k < K; ++k) naive[i * N + j] += A(i, k) * B(k, j);
     for (std::size_t i = 0; i < C.size(); ++i) CHECK(close(C[i], naive[i], 1e-13, 1e-13));
-    // transposed products agree too
-    tensor<double> const At = A.transpose();
-    std::vector<double> viaT(M * N);
-    detail::gemm<double>(true, false, M, N, K, At.data(), M, B.data(), N, viaT.data(), N, false);
-    for (std::size_t i = 0; i < C.size(); ++i) CHECK(close(C[i], viaT[i], 1e-13, 1e-13));
+    // every transposition of the stored operands, overwriting and accumulating
+    tensor<double> const At = A.transpose(), Bt = B.transpose();
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (bool acc : {false, true}) {
+          INFO("trans_a " << ta << ", trans_b " << tb << ", accumulate " << acc);
+          std::vector<double> out(M * N, 0.5);
+          detail::gemm<double>(ta, tb, M, N, K, ta ? At.data() : A.data(), ta ? M : K, tb ? Bt.data() : B.data(),
+                               tb ? K : N, out.data(), N, acc);
+          for (std::size_t i = 0; i < C.size(); ++i) CHECK(close(out[i], naive[i] + (acc ? 0.5 : 0.0), 1e-13, 1e-13));
+        }
   }
   {  // fused and unfused evaluation give the same values and gradients
     tensor<double> const a0 = random_normal({4, 5}, 1), c0 = random_normal({4, 5}, 2);

@@ -57,6 +57,35 @@ T dot_n(std::size_t n, FA const& a, FB const& b) {
   }
 }
 
+#if ADX_WITH_BLAS
+/// y (+)= op(M)[rows x cols] x with strides, through CBLAS (float or double). op(M) is M as
+/// stored (row-major, row stride ld) or, if trans, its transpose.
+template <class T>
+void gemv(bool trans, std::size_t rows, std::size_t cols, T const* M, std::size_t ld, T const* x, std::size_t incx,
+          T* y, std::size_t incy, bool accumulate) {
+  // op(M) = M^T: M is stored cols x rows
+  auto const t = trans ? CblasTrans : CblasNoTrans;
+  auto const r = static_cast<blasint>(trans ? cols : rows), c = static_cast<blasint>(trans ? rows : cols);
+  if constexpr (std::is_same_v<T, double>)
+    cblas_dgemv(CblasRowMajor, t, r, c, 1.0, M, static_cast<blasint>(ld), x, static_cast<blasint>(incx),
+                accumulate ? 1.0 : 0.0, y, static_cast<blasint>(incy));
+  else
+    cblas_sgemv(CblasRowMajor, t, r, c, 1.0f, M, static_cast<blasint>(ld), x, static_cast<blasint>(incx),
+                accumulate ? 1.0f : 0.0f, y, static_cast<blasint>(incy));
+}
+
+/// gemm's product when C is one column (N == 1) or one row (M == 1).
+template <class T>
+void gemv_form(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, T const* A, std::size_t lda,
+               T const* B, std::size_t ldb, T* C, std::size_t ldc, bool accumulate) {
+  if (N == 1) {  // C[:, 0] = op(A) b, b[k] = op(B)(k, 0)
+    gemv(trans_a, M, K, A, lda, B, trans_b ? 1 : ldb, C, ldc, accumulate);
+  } else {  // C[0, :] = op(B)^T a, a[k] = op(A)(0, k)
+    gemv(!trans_b, N, K, B, ldb, A, trans_a ? lda : 1, C, 1, accumulate);
+  }
+}
+#endif
+
 /// C[M x N] (+)= op(A)[M x K] op(B)[K x N]; lda, ldb, ldc are the row strides of A, B, C as stored.
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, T const* A, std::size_t lda,
@@ -67,6 +96,10 @@ void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t 
     if (K == 0) {
       if (!accumulate)
         for (std::size_t i = 0; i < M; ++i) std::fill_n(C + i * ldc, N, T(0));
+      return;
+    }
+    if (N == 1 || M == 1) {  // a matrix-vector product: GEMV, which packs nothing
+      gemv_form(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
       return;
     }
     auto const ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;

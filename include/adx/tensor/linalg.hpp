@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
+
 #include "adx/core/source_location.hpp"
 
 #include "adx/reverse/var.hpp"
@@ -139,9 +141,12 @@ tensor<S> matmul_batched(tensor<XA> const& A, tensor<XB> const& B, std::size_t b
     nd->a = product_side<S>(A);
     nd->b = product_side<S>(B);
     auto c = std::make_unique_for_overwrite<T[]>(batch * M * N);
+    // read through const: the non-const data() of a shared constant operand would copy it
+    T const* const a = std::as_const(nd->a.values).data();
+    T const* const b = std::as_const(nd->b.values).data();
     for (std::size_t q = 0; q < batch; ++q)
-      gemm<T>(false, false, M, N, K, nd->a.values.data() + (shared_a ? 0 : q * M * K), K,
-              nd->b.values.data() + (shared_b ? 0 : q * K * N), N, c.get() + q * M * N, N, false);
+      gemm<T>(false, false, M, N, K, a + (shared_a ? 0 : q * M * K), K, b + (shared_b ? 0 : q * K * N), N,
+              c.get() + q * M * N, N, false);
     if (!(nd->a.active || nd->b.active) || out_shape.size() == 0 || !grad_enabled())
       return tensor<S>::generate(out_shape, [&](std::size_t i) { return S::constant(c[i]); });
     index_type const first = tp.record_node(std::move(nd), out_shape.size(), "matmul");
