@@ -323,15 +323,23 @@ class tensor : public detail::tensor_tag {
     std::size_t const len = static_cast<std::size_t>((end - begin + step - 1) / step);
     adx::shape sh = shape_;
     sh[ax] = len;
-    auto const st = shape_.strides();
-    std::array<std::array<std::size_t, adx::shape::max_rank>, 1> src{};
-    for (std::size_t i = 0; i < rank(); ++i) src[0][i] = i == ax ? st[i] * static_cast<std::size_t>(step) : st[i];
-    tensor r(sh);
-    detail::multi_index<1> mi{sh, src};
-    std::size_t const base = static_cast<std::size_t>(begin) * st[ax];
-    S* out = r.data_.get();
-    for (std::size_t i = 0; i < r.n_; ++i, mi.next()) out[i] = data_.get()[base + mi.off[0]];
-    return r;
+    // the result is `outer` runs of len * inner elements (rows of the axes before ax)
+    std::size_t inner = 1;
+    for (std::size_t i = ax + 1; i < rank(); ++i) inner *= shape_[i];
+    std::size_t const outer = sh.size() == 0 ? 0 : sh.size() / (len * inner);
+    S const* const src = data_.get() + static_cast<std::size_t>(begin) * inner;
+    std::size_t const stride = static_cast<std::size_t>(d) * inner, jump = static_cast<std::size_t>(step) * inner;
+    if (step == 1 && outer == 1)  // one contiguous range
+      return generate(sh, [src](std::size_t i) -> S const& { return src[i]; });
+    std::size_t o = 0, j = 0, k = 0;  // run, position along the axis, element within `inner`
+    return generate(sh, [&](std::size_t) -> S const& {
+      S const& v = src[o * stride + j * jump + k];
+      if (++k == inner) {
+        k = 0;
+        if (++j == len) j = 0, ++o;
+      }
+      return v;
+    });
   }
 
   /// The element values one nesting level down (tensor<double> for tensor<var<double>>).
