@@ -109,11 +109,12 @@ class tensor_expr : public detail::tensor_tag {
   /// (Always inlined, with the leaves' reads: the element loop then keeps the expression in
   /// registers instead of building it in memory through a call per element.)
   ADX_ALWAYS_INLINE auto at_flat(std::size_t i) const {
-    return ops_.apply([&](auto const&... op) ADX_INLINE_LAMBDA { return detail::make_expr<Rule>(op.at_flat(i)...); });
+    return ops_.apply([&](auto const&... op)
+                          ADX_INLINE_LAMBDA { return detail::make_expr_inline<Rule>(op.at_flat(i)...); });
   }
   ADX_ALWAYS_INLINE auto at_index(detail::stride_array const& idx, std::size_t rank) const {
     return ops_.apply([&](auto const&... op)
-                          ADX_INLINE_LAMBDA { return detail::make_expr<Rule>(op.at_index(idx, rank)...); });
+                          ADX_INLINE_LAMBDA { return detail::make_expr_inline<Rule>(op.at_index(idx, rank)...); });
   }
   /// Calls f on each operand (a leaf or a sub-expression), left to right.
   template <class F>
