@@ -3,6 +3,7 @@
 // differences on random shapes with broadcasting; BLAS against the portable kernel; fused
 // against unfused evaluation.
 #include <adx/adx.hpp>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -338,7 +339,8 @@ TEST_CASE("tensor: reverse = forward = finite differences on random shapes with 
 TEST_CASE("tensor: BLAS = portable kernel; fused = unfused; long statements; NaN-safe sweeps") {
   std::mt19937_64 gen(7);
   // GEMM shapes, and the matrix-vector ones (one column or one row: GEMV under BLAS)
-  for (auto [M, N, K] : {std::array<std::size_t, 3>{3, 4, 5}, {17, 1, 9}, {1, 33, 300}, {1, 1, 7}, {5, 1, 1}}) {
+  for (auto const& mnk : {std::array<std::size_t, 3>{3, 4, 5}, {17, 1, 9}, {1, 33, 300}, {1, 1, 7}, {5, 1, 1}}) {
+    std::size_t const M = mnk[0], N = mnk[1], K = mnk[2];  // not a structured binding: INFO captures them
     INFO("M " << M << ", N " << N << ", K " << K);
     tensor<double> const A = random_normal({M, K}, gen()), B = random_normal({K, N}, gen());
     tensor<double> const C = matmul(A, B);  // BLAS when built with it
@@ -355,7 +357,8 @@ TEST_CASE("tensor: BLAS = portable kernel; fused = unfused; long statements; NaN
       for (bool tb : {false, true})
         for (bool acc : {false, true}) {
           INFO("trans_a " << ta << ", trans_b " << tb << ", accumulate " << acc);
-          std::vector<double> out(M * N, 0.5);
+          // overwriting: whatever the output held (NaN here) is not read
+          std::vector<double> out(M * N, acc ? 0.5 : std::numeric_limits<double>::quiet_NaN());
           detail::gemm<double>(ta, tb, M, N, K, ta ? At.data() : A.data(), ta ? M : K, tb ? Bt.data() : B.data(),
                                tb ? K : N, out.data(), N, acc);
           for (std::size_t i = 0; i < C.size(); ++i) CHECK(close(out[i], naive[i] + (acc ? 0.5 : 0.0), 1e-13, 1e-13));
@@ -658,6 +661,80 @@ TEST_CASE("tensor: a reduced expression sums its scalar operands' partials while
   CHECK(close(primal(dm), want, 1e-12, 1e-12));
   backward(dm);
   CHECK(close(mm.value().adjoint(), 2 * 50 * sum(w0), 1e-12, 1e-12));
+}
+
+TEST_CASE("tensor: matrix-vector products of var and float elements (GEMV), where with an AD mask, slices") {
+  tensor<double> const M0 = random_normal({5, 7}, 51), v0 = random_normal({7}, 52), u0 = random_normal({5}, 53);
+  {  // f = u^T M v + 0.5 sum(u^T M): a column product and a row product, forward and backward
+    tape_scope<var<double>> scope;
+    tensor<var<double>> M(M0), v(v0), u(u0);
+    var<double> f = dot(u, matmul(M, v)) + 0.5 * sum(matmul(u, M));
+    backward(f);
+    tensor<double> const gM = adjoints(M), gv = adjoints(v), gu = adjoints(u);
+    double want_f = 0;
+    for (std::size_t i = 0; i < 5; ++i)
+      for (std::size_t j = 0; j < 7; ++j) {
+        want_f += u0[i] * M0(i, j) * (v0[j] + 0.5);
+        CHECK(close(gM(i, j), u0[i] * (v0[j] + 0.5), 1e-13, 1e-13));
+      }
+    CHECK(close(f.value(), want_f, 1e-13, 1e-13));
+    for (std::size_t j = 0; j < 7; ++j) {
+      double w = 0;
+      for (std::size_t i = 0; i < 5; ++i) w += u0[i] * M0(i, j);
+      CHECK(close(gv[j], w, 1e-13, 1e-13));
+    }
+    for (std::size_t i = 0; i < 5; ++i) {
+      double w = 0;
+      for (std::size_t j = 0; j < 7; ++j) w += M0(i, j) * (v0[j] + 0.5);
+      CHECK(close(gu[i], w, 1e-13, 1e-13));
+    }
+  }
+  {  // float: SGEMV against a loop in double
+    tensor<float> Mf(shape{5, 7}), vf(shape{7});
+    for (std::size_t i = 0; i < 35; ++i) Mf[i] = static_cast<float>(M0[i]);
+    for (std::size_t j = 0; j < 7; ++j) vf[j] = static_cast<float>(v0[j]);
+    tensor<float> const y = matmul(Mf, vf);
+    for (std::size_t i = 0; i < 5; ++i) {
+      double w = 0;
+      for (std::size_t j = 0; j < 7; ++j) w += static_cast<double>(Mf(i, j)) * static_cast<double>(vf[j]);
+      CHECK(close(static_cast<double>(y[i]), w, 1e-5, 1e-5));
+    }
+  }
+  {  // where with a mask of var elements: the mask gets no gradient, a and b what they select
+    tape_scope<var<double>> scope;
+    tensor<var<double>> c(u0), a(u0), b(u0);
+    var<double> f = sum(where(c, 2.0 * a, 3.0 * b));  // c is nonzero everywhere: a is taken
+    backward(f);
+    for (std::size_t i = 0; i < 5; ++i) {
+      CHECK(c[i].adjoint() == 0.0);
+      CHECK(a[i].adjoint() == 2.0);
+      CHECK(b[i].adjoint() == 0.0);
+    }
+    tensor<var<double>> const mask = tensor<var<double>>(tensor<double>{0.0, 1.0});
+    tensor<var<double>> p(tensor<double>{1.0, 1.0}), q(tensor<double>{1.0, 1.0});
+    var<double> g = sum(where(mask, p, 5.0 * q));
+    backward(g);
+    CHECK(mask[0].adjoint() == 0.0);
+    CHECK(mask[1].adjoint() == 0.0);
+    CHECK(p[0].adjoint() == 0.0);
+    CHECK(p[1].adjoint() == 1.0);
+    CHECK(q[0].adjoint() == 5.0);
+    CHECK(q[1].adjoint() == 0.0);
+  }
+  {  // slices: a middle axis with a step (runs of `inner` elements), empty slices
+    tensor<double> const t = arange<double>(0, 60).reshape({3, 4, 5});
+    tensor<double> const s = t.slice(1, 1, 4, 2);  // rows 1 and 3 of axis 1
+    REQUIRE(s.shape() == shape{3, 2, 5});
+    for (std::size_t i = 0; i < 3; ++i)
+      for (std::size_t j = 0; j < 2; ++j)
+        for (std::size_t k = 0; k < 5; ++k) CHECK(s(i, j, k) == t(i, 1 + 2 * j, k));
+    CHECK(t.slice(2, 3, 3).shape() == shape{3, 4, 0});
+    CHECK(tensor<double>(shape{0, 5}).slice(1, 3, 5).shape() == shape{0, 2});
+    tensor<double> const last = t.slice(-1, -2, 5, 3);  // column 3 only
+    REQUIRE(last.shape() == shape{3, 4, 1});
+    for (std::size_t i = 0; i < 12; ++i) CHECK(last[i] == t[i * 5 + 3]);
+  }
+  CHECK(square(50000) == 2.5e9);  // computed in double: no int overflow
 }
 
 TEST_CASE("tensor: log_softmax of var elements is one node, equal to x - logsumexp(x)") {

@@ -216,7 +216,12 @@ struct square_rule {  // d = 2 x (square(x) = x * x: one evaluation of x, no cal
   static constexpr char const* name = "square";
   template <class X>
   static auto value(X const& x) {
-    return x * x;
+    if constexpr (std::is_integral_v<X>) {  // square(50000) is a double: no int overflow
+      double const d = static_cast<double>(x);
+      return d * d;
+    } else {
+      return x * x;
+    }
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
@@ -604,8 +609,12 @@ struct select_rule {  // where(c, a, b): d/da = c, d/db = !c
   }
   template <std::size_t I, class C, class A, class B, class T>
   static T partial(C const& c, A const&, B const&, T const&) {
-    bool const take_a = primal_of(c) != 0;
-    return cst<T>((I == 1) == take_a ? 1 : 0);
+    if constexpr (I == 0) {
+      return cst<T>(0);  // the condition (an AD mask is read as != 0): piecewise constant
+    } else {
+      bool const take_a = primal_of(c) != 0;
+      return cst<T>((I == 1) == take_a ? 1 : 0);
+    }
   }
 };
 struct fmod_rule {  // d/dx = 1, d/dy = -trunc(x/y)

@@ -63,6 +63,10 @@ T dot_n(std::size_t n, FA const& a, FB const& b) {
 template <class T>
 void gemv(bool trans, std::size_t rows, std::size_t cols, T const* M, std::size_t ld, T const* x, std::size_t incx,
           T* y, std::size_t incy, bool accumulate) {
+  // beta = 0 need not read y (reference BLAS), but not every GEMV kernel has kept to that:
+  // y is zeroed first, so that whatever it held (it may be uninitialised) cannot leak in
+  if (!accumulate)
+    for (std::size_t i = 0; i < rows; ++i) y[i * incy] = T(0);
   // op(M) = M^T: M is stored cols x rows
   auto const t = trans ? CblasTrans : CblasNoTrans;
   auto const r = static_cast<blasint>(trans ? cols : rows), c = static_cast<blasint>(trans ? rows : cols);

@@ -328,7 +328,7 @@ auto reduce_expression(E expr) {
       auto note = [&](R const& x) {
         node.summed_index[k++] = x.index();
         active |= x.index() != 0;
-        foreign |= (x.epoch() != ep) & (x.epoch() != 0);
+        foreign |= x.epoch() != ep && x.epoch() != 0;
       };
       for_each_scalar_operand<R>(expr, note);
     }

@@ -326,7 +326,8 @@ class tensor : public detail::tensor_tag {
     // the result is `outer` runs of len * inner elements (rows of the axes before ax)
     std::size_t inner = 1;
     for (std::size_t i = ax + 1; i < rank(); ++i) inner *= shape_[i];
-    std::size_t const outer = sh.size() == 0 ? 0 : sh.size() / (len * inner);
+    if (sh.size() == 0) return tensor(sh);
+    std::size_t const outer = sh.size() / (len * inner);
     S const* const src = data_.get() + static_cast<std::size_t>(begin) * inner;
     std::size_t const stride = static_cast<std::size_t>(d) * inner, jump = static_cast<std::size_t>(step) * inner;
     if (step == 1 && outer == 1)  // one contiguous range
