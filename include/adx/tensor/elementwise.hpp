@@ -242,7 +242,10 @@ constexpr auto scalar_positions() {
 ///
 /// A reduced node (sum or mean of the expression: one output, the same adjoint for every
 /// element) over plain numbers does not keep the partials of a scalar operand per element: the
-/// forward pass sums them (`summed` operands, one index and one sum each).
+/// forward pass sums them (`summed` operands, one index and one sum each). The backward pass
+/// then adds (sum of p_i) * a instead of the sum of p_i * a: equal up to rounding, except that
+/// the sum of the partials can overflow where the products would not (partials summing past
+/// 1.8e308 under a small adjoint, e.g. a mean over huge values).
 template <class T>
 struct elementwise_node final : tape<T>::node {
   enum class operand_kind : std::uint8_t { general, broadcast, block };
