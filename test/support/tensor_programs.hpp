@@ -44,6 +44,8 @@ enum class top : std::uint8_t {
   matmul_const,  // matmul(a, w), w a constant matrix
   transpose,     // a^T (rank 2)
   flatten,       // a.reshape({-1})
+  scaled_sum,    // sum or mean of a * s + square(a - s), s = b.item(): a fused reduction whose
+                 // scalar operand appears twice (its partials are summed while recording)
   count
 };
 enum class unary_fn : std::uint8_t {
@@ -205,6 +207,11 @@ tensor<S> apply_tnode(tnode const& n, std::vector<tensor<S>> const& v) {
       return a.transpose();
     case top::flatten:
       return a.reshape({-1L});
+    case top::scaled_sum: {
+      auto const s = b.item();
+      auto const e = a * s + square(a - s);
+      return tensor<S>::scalar(n.f == 0 ? S(sum(e)) : S(mean(e)));
+    }
     case top::count:
       break;
   }
@@ -288,6 +295,10 @@ inline std::ostream& operator<<(std::ostream& os, tprogram const& p) {
         break;
       case top::flatten:
         os << "t" << n.a << ".reshape(-1)";
+        break;
+      case top::scaled_sum:
+        os << (n.f == 0 ? "sum" : "mean") << "(t" << n.a << " * s + square(t" << n.a << " - s)), s = t" << n.b
+           << ".item()";
         break;
       case top::count:
         break;
@@ -397,6 +408,12 @@ tprogram generate(Source& src, unsigned max_nodes = 16) {
           break;
         case top::flatten:
           break;
+        case top::scaled_sum: {
+          nd.f = static_cast<std::uint8_t>(src.pick(2));
+          nd.b = operand();
+          if (val[nd.b].size() != 1) continue;
+          break;
+        }
         case top::count:
           continue;
       }
@@ -413,7 +430,7 @@ tprogram generate(Source& src, unsigned max_nodes = 16) {
       nd.a = static_cast<std::uint16_t>(val.size() - 1);
     }
     ++uses[nd.a];
-    if (nd.o == top::binary || nd.o == top::scale_by || nd.o == top::matmul) ++uses[nd.b];
+    if (nd.o == top::binary || nd.o == top::scale_by || nd.o == top::matmul || nd.o == top::scaled_sum) ++uses[nd.b];
     val.push_back(apply_tnode(nd, val));
     p.nodes.push_back(std::move(nd));
     uses.push_back(0);
