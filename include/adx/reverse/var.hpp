@@ -71,6 +71,17 @@ class var {
     return r;
   }
 
+  /// recorded() for an index known to be non-zero (the outputs of a tape node, a block of
+  /// variables): no test, so that a loop making many of them stores value, index and epoch
+  /// without a branch.
+  static constexpr var recorded_active(T const& v, index_type index, epoch_type epoch) noexcept {
+    var r;
+    r.value_ = v;
+    r.index_ = index;
+    r.epoch_ = epoch;
+    return r;
+  }
+
   /// A constant: value v, no tape entry, derivative zero.
   static constexpr var constant(T const& v) {
     var r;
@@ -176,7 +187,8 @@ void make_independent(std::span<var<T>> x, std::type_identity_t<std::span<T cons
   auto& t = tape<T>::current();
   index_type const first = t.new_variables(x.size(), where);
   epoch_type const e = t.epoch();
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = var<T>::recorded(values[i], first + static_cast<index_type>(i), e);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = var<T>::recorded_active(values[i], first + static_cast<index_type>(i), e);
 }
 template <class T>
 void make_independent(std::vector<var<T>>& x, std::type_identity_t<std::span<T const>> values,

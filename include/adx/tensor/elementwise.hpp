@@ -470,7 +470,7 @@ auto evaluate_elementwise(E expr) {
         e.push(w);
         active |= w.active;
         foreign |= w.foreign;
-        return R::recorded(e.val(), first + static_cast<index_type>(i), ep);
+        return R::recorded_active(e.val(), first + static_cast<index_type>(i), ep);
       });
       if (foreign) check_operands_live<R>(expr, tp);
     } catch (...) {

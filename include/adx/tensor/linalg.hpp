@@ -152,7 +152,7 @@ tensor<S> matmul_batched(tensor<XA> const& A, tensor<XB> const& B, std::size_t b
     index_type const first = tp.record_node(std::move(nd), out_shape.size(), "matmul");
     epoch_type const ep = tp.epoch();
     tensor<S> out = tensor<S>::generate(
-        out_shape, [&](std::size_t i) { return S::recorded(c[i], first + static_cast<index_type>(i), ep); });
+        out_shape, [&](std::size_t i) { return S::recorded_active(c[i], first + static_cast<index_type>(i), ep); });
     tensor_access::note_block(out, first, ep);
     return out;
   } else {

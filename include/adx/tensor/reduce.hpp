@@ -254,7 +254,7 @@ tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, s
     index_type const first = tp.record_node(std::move(nd), lines, Red::name);
     epoch_type const ep = tp.epoch();
     tensor<S> r = tensor<S>::generate(
-        out, [&](std::size_t l) { return S::recorded(values[l], first + static_cast<index_type>(l), ep); });
+        out, [&](std::size_t l) { return S::recorded_active(values[l], first + static_cast<index_type>(l), ep); });
     tensor_access::note_block(r, first, ep);
     return r;
   }
@@ -454,7 +454,7 @@ tensor<S> log_softmax_reverse(tensor<S> const& t, long axis) {
   index_type const first = tp.record_node(std::move(nd), n, "log_softmax");
   epoch_type const ep = tp.epoch();
   tensor<S> r = tensor<S>::generate(
-      t.shape(), [&](std::size_t i) { return S::recorded(out[i], first + static_cast<index_type>(i), ep); });
+      t.shape(), [&](std::size_t i) { return S::recorded_active(out[i], first + static_cast<index_type>(i), ep); });
   tensor_access::note_block(r, first, ep);
   return r;
 }

@@ -367,8 +367,9 @@ class tensor : public detail::tensor_tag {
       auto& tp = tape<T>::current();
       index_type const first = tp.new_variables(o.size(), where);
       epoch_type const ep = tp.epoch();
-      tensor t = generate(
-          o.shape(), [&](std::size_t i) { return S::recorded(T(src[i]), first + static_cast<index_type>(i), ep); });
+      tensor t = generate(o.shape(), [&](std::size_t i) {
+        return S::recorded_active(T(src[i]), first + static_cast<index_type>(i), ep);
+      });
       t.block_ = {first, ep};
       return t;
     } else if constexpr (std::is_constructible_v<S, U const&, source_location const&>) {
