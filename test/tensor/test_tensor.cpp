@@ -647,6 +647,20 @@ TEST_CASE("tensor: a reduced expression sums its scalar operands' partials while
   CHECK(tp.stats().statements == s3.statements);
   CHECK(tp.stats().nodes == s3.nodes);
 
+  // an infinite partial through a summed operand, and a summed node the output does not reach
+  {
+    tensor<double> const yp = abs(y0) + 0.5;
+    var<double> z(0.0), m2(1.0);
+    var<double> const dead = sum(yp * sqrt(z));  // d/dz = sum(yp) * inf
+    var<double> g = sum(yp * m2);
+    backward(g);
+    CHECK(z.adjoint() == 0.0);  // not NaN: the dead node is not run
+    CHECK(close(m2.adjoint(), sum(yp), 1e-12, 1e-12));
+    backward(dead);
+    CHECK(std::isinf(z.adjoint()));
+    CHECK(z.adjoint() > 0);
+  }
+
   // over var<var<double>> the partials stay per element (a sum would record on the inner
   // tape): second derivatives through them, d2/dm2 sum(w (y - m)^2) = 2 sum(w)
   tape_scope<var<var<double>>> nested;
