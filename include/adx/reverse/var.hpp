@@ -64,11 +64,7 @@ class var {
   /// The var of statement `index` recorded on the current tape in recording `epoch` (for code
   /// that records statements itself, such as tensor reductions and tape nodes).
   static constexpr var recorded(T const& v, index_type index, epoch_type epoch) {
-    var r;
-    r.value_ = v;
-    r.index_ = index;
-    r.epoch_ = index ? epoch : 0;
-    return r;
+    return recorded_active(v, index, index ? epoch : 0);
   }
 
   /// recorded() for an index known to be non-zero (the outputs of a tape node, a block of

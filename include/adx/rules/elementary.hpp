@@ -705,7 +705,7 @@ concept elementwise_call =
     !(std::is_same_v<Rule, max_rule> || std::is_same_v<Rule, min_rule>) || !std::is_integral_v<std::remove_cvref_t<Y>>;
 }  // namespace detail
 
-#include "adx/rules/entry_macros.hpp"  // ADX_UNARY_ENTRY and friends, undefined below
+#include "adx/rules/entry_macros.hpp"  // ADX_UNARY_ENTRY and friends, until entry_macros_end.hpp
 
 ADX_UNARY_ENTRY(exp, exp_rule)
 ADX_UNARY_ENTRY(exp2, exp2_rule)
@@ -746,10 +746,7 @@ ADX_UNARY_ENTRY(floor, rounding_rule<0>)
 ADX_UNARY_ENTRY(ceil, rounding_rule<1>)
 ADX_UNARY_ENTRY(round, rounding_rule<2>)
 ADX_UNARY_ENTRY(trunc, rounding_rule<3>)
-#undef ADX_UNARY_ENTRY_FOR
-#undef ADX_UNARY_ENTRY
-#undef ADX_OWN_UNARY_ENTRY
-#undef ADX_BINARY_ENTRY
+#include "adx/rules/entry_macros_end.hpp"
 
 /// clamp(x, lo, hi) with inclusive bounds (d/dx = 1 at lo and hi).
 template <rule_operand X, rule_operand L, rule_operand H>

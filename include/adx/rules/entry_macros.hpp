@@ -1,7 +1,7 @@
 // adx: the macros that write a rule's entry points: the scalar function and its elementwise
 // tensor overload (tensor/elementwise.hpp builds the tensor expression). Included by the rule
-// headers (elementary.hpp, gamma.hpp), each of which undefines them at its end; no include
-// guard, so that each can define them again.
+// headers (elementary.hpp, gamma.hpp), each of which undefines them after its entry points
+// with entry_macros_end.hpp; no include guard, so that each can define them again.
 
 // A unary function whose scalar overload takes operands satisfying `scalar` (ad_operand for
 // the functions <cmath> also has, rule_operand for adx's own, which take plain numbers too).

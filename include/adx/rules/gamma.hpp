@@ -103,10 +103,7 @@ ADX_UNARY_ENTRY(lgamma, lgamma_rule)
 ADX_UNARY_ENTRY(tgamma, tgamma_rule)
 ADX_OWN_UNARY_ENTRY(digamma, polygamma_rule<0>)
 ADX_OWN_UNARY_ENTRY(trigamma, polygamma_rule<1>)
-#undef ADX_UNARY_ENTRY_FOR
-#undef ADX_UNARY_ENTRY
-#undef ADX_OWN_UNARY_ENTRY
-#undef ADX_BINARY_ENTRY
+#include "adx/rules/entry_macros_end.hpp"
 
 /// psi^(N)(x), the N-th derivative of digamma.
 template <int N, rule_operand X>
