@@ -100,6 +100,27 @@ TEST_CASE("var: an unreached non-finite partial does not poison the gradient") {
   (void)l;
 }
 
+TEST_CASE_TEMPLATE("var: a NaN or infinite partial among a statement's operands is noticed", F, double, float) {
+  // The tape notes per statement whether every partial is finite: one non-finite partial in
+  // any position, even after finite ones, must switch the sweep to reachability.
+  tape_scope<var<F>> scope;
+  var<F> x = F(0), n = F(-1), w = F(3);
+  var<F> a = w * x + w * sqrt(x) + x;  // partials 3, 3 * inf, 1: the middle one is +inf
+  var<F> b = x + w + sqrt(n);          // partials 1, 1, NaN (sqrt of a negative number)
+  var<F> y = 2 * w;
+  backward(y);
+  CHECK(w.adjoint() == F(2));
+  CHECK(x.adjoint() == F(0));
+  CHECK(n.adjoint() == F(0));
+  SUBCASE("reached with a zero multiplier, they give NaN, as torch") {
+    var<F> z = where(false, a, F(0)) + where(false, b, F(0)) + y;
+    backward(z);
+    CHECK(std::isnan(x.adjoint()));
+    CHECK(std::isnan(n.adjoint()));
+    CHECK(w.adjoint() == F(2));  // w's partials are x + sqrt(x) = 0 and 1: finite
+  }
+}
+
 TEST_CASE("tape: reset is O(1), reuses memory, and old vars become stale") {
   tape<double> own;
   tape_activation<double> active(own);

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -36,6 +38,24 @@ template <class T>
 class tape;
 
 namespace detail {
+/// Whether every partial of one statement is finite (the tape then needs no reachability in
+/// its sweep). For floating-point partials without a flag update per operand: p - p is 0 for a
+/// finite p and NaN for an infinite or NaN one, and a NaN stays in the sum. Measured against a
+/// `bool &= isfinite(p)` per operand: recordings 2-10 % faster (matvec_quad 51 -> 44 us,
+/// normal_lpdf 115 -> 106 us), prod_sum 1 % slower.
+template <class T>
+struct finite_check {
+  bool ok = true;
+  ADX_ALWAYS_INLINE void note(T const& p) { ok &= all_finite(p); }
+  bool all() const { return ok; }
+};
+template <std::floating_point T>
+struct finite_check<T> {
+  T probe = 0;
+  ADX_ALWAYS_INLINE void note(T p) { probe += p - p; }
+  bool all() const { return !std::isnan(probe); }
+};
+
 inline epoch_type new_epoch() noexcept {
   static std::atomic<epoch_type> counter{0};
   epoch_type e = counter.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -106,15 +126,16 @@ class tape {
     T* partial;
     std::uint32_t n;
     epoch_type epoch;
-    bool finite;
+    detail::finite_check<T> finite;
     tape* owner;
     ADX_ALWAYS_INLINE void add(index_type i, epoch_type e, T const& p) {
-      if (i == 0) return;  // an inactive operand (a constant var) takes no place on the tape
+      if (i == 0) [[unlikely]]
+        return;  // an inactive operand (a constant var) takes no place on the tape
       if (e != epoch) [[unlikely]]
         owner->check_live_outer(e);
       idx[n] = detail::stored_index{i};
       partial[n] = p;
-      finite &= detail::all_finite(p);
+      finite.note(p);
       ++n;
     }
   };
@@ -181,7 +202,7 @@ class tape {
     if (!detail::grad_enabled()) [[unlikely]]
       return 0;  // no_grad: the result is a constant
     arena_.reserve(max_operands + 1, n_ + 1);
-    writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, true, this};
+    writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, {}, this};
     fill(w);
     if (w.n == 0) return 0;
     index_type const k = next_index();
@@ -192,7 +213,7 @@ class tape {
     } else {
       arena_.commit(static_cast<std::uint8_t>(w.n));
     }
-    nonfinite_ |= !w.finite;
+    nonfinite_ |= !w.finite.all();
     if (detail::anomaly_mode()) [[unlikely]]
       note_origin(k, 1, operation, detail::anomaly_site());
     return k;
@@ -420,12 +441,12 @@ class tape {
     static_assert(N < block_statement,
                   "adx: this expression has more than 252 active operands; assign a part of it to a var first");
     arena_.reserve(N, n_ + 1);
-    writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, true, this};
+    writer w{arena_.idx_top(), arena_.val_top(), 0, epoch_, {}, this};
     e.push(w);
     if (w.n == 0) return 0;
     index_type const k = next_index();
     arena_.commit(static_cast<std::uint8_t>(w.n));
-    nonfinite_ |= !w.finite;
+    nonfinite_ |= !w.finite.all();
     return k;
   }
   /// A sweep from an output of a tape node that is not its last (y[0] of a tensor operation)
