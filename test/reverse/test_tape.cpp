@@ -256,6 +256,43 @@ TEST_CASE("a sweep from one element of a tensor operation's result goes through 
   CHECK(adjoints(x)[2] == 12.0);
 }
 
+TEST_CASE("the plain sweep: statements of one to six operands give the careful sweep's adjoints, exactly") {
+  // run_plain writes out statements of up to four operands and loops over longer ones; either
+  // way the operands are visited in the careful sweep's order, so the sums are the same bits.
+  auto const f = [](double a, double b, double c) {
+    double y = std::exp(a);     // one operand
+    y = y * b;                  // two
+    y = y * b + c;              // three
+    y = y * a + b * c;          // four
+    y = y * a + b * c + a;      // five
+    y = y * a + b * c + a * b;  // six
+    return y;
+  };
+  double const a0 = 0.5, b0 = -1.25, c0 = 2.0;
+  tape_scope<var<double>> scope;
+  var<double> const a = a0, b = b0, c = c0;
+  var<double> y = exp(a);
+  y = y * b;
+  y = y * b + c;
+  y = y * a + b * c;
+  y = y * a + b * c + a;
+  y = y * a + b * c + a * b;
+  CHECK(y.value() == f(a0, b0, c0));
+  auto const sweep = [&](bool careful) {
+    auto& tp = tape<double>::current();
+    tp.track_reached(careful);  // reachability needs the careful loop
+    backward(y);
+    tp.track_reached(false);
+    return std::vector<double>{a.adjoint(), b.adjoint(), c.adjoint()};
+  };
+  std::vector<double> const plain = sweep(false), careful = sweep(true);
+  CHECK(plain == careful);
+  double const h = 1e-6;
+  CHECK(close(plain[0], (f(a0 + h, b0, c0) - f(a0 - h, b0, c0)) / (2 * h), 1e-7, 1e-7));
+  CHECK(close(plain[1], (f(a0, b0 + h, c0) - f(a0, b0 - h, c0)) / (2 * h), 1e-7, 1e-7));
+  CHECK(close(plain[2], (f(a0, b0, c0 + h) - f(a0, b0, c0 - h)) / (2 * h), 1e-7, 1e-7));
+}
+
 TEST_CASE("the plain sweep's register for chained adjoints: the careful sweep's adjoints, exactly, and FD") {
   // The plain sweep keeps the adjoint that statement k passes to its first operand k - 1 in a
   // register until k - 1 runs. Here such chains end at a block of independent variables and at

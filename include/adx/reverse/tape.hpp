@@ -678,7 +678,25 @@ class tape {
         }
         held = 0;
         if (n == 0) continue;
-        for (std::size_t j = n; --j > 0;) adj[static_cast<index_type>(idx[pos + j])] += val[pos + j] * a;
+        // operands n - 1 .. 1 in that order (as run<false>); up to four operands written out:
+        // one jump per statement instead of a loop whose exit mispredicts when the operand
+        // counts vary (matvec_quad's gradient 68 -> 64 us; lse, normal_lpdf, prod_sum and
+        // advection 2-3 % faster)
+        switch (n) {
+          case 4:
+            adj[static_cast<index_type>(idx[pos + 3])] += val[pos + 3] * a;
+            [[fallthrough]];
+          case 3:
+            adj[static_cast<index_type>(idx[pos + 2])] += val[pos + 2] * a;
+            [[fallthrough]];
+          case 2:
+            adj[static_cast<index_type>(idx[pos + 1])] += val[pos + 1] * a;
+            [[fallthrough]];
+          case 1:
+            break;
+          default:
+            for (std::size_t j = n; --j > 0;) adj[static_cast<index_type>(idx[pos + j])] += val[pos + j] * a;
+        }
         index_type const i = static_cast<index_type>(idx[pos]);
         T const v = adj[i] + val[pos] * a;
         if (i + 1 == k)
