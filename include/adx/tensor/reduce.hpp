@@ -16,6 +16,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -318,7 +319,9 @@ auto reduce_expression(E expr) {
     nd->scale = is_mean ? 1.0 / static_cast<double>(n) : 1.0;
     index_type* const index = nd->stored.index;
     T* const partial = nd->stored.partial;
-    bool active = false, foreign = false;
+    bool active = false, foreign = false;  // of the summed operands
+    index_type any_index = 0;              // and of the others (see the writer)
+    std::uint64_t stray_epoch = 0;
     std::array<T, writer::n_summed> sums{};
     auto& node = *nd;  // the node does not move once the tape owns it
     index_type const first = tp.record_node(std::move(nd), 1, describe_reduction<Red, E>());
@@ -336,17 +339,17 @@ auto reduce_expression(E expr) {
       visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
         writer w{index, partial, n, i, ep, sums};
         e.push(w);
-        active |= w.active;
-        foreign |= w.foreign;
+        any_index |= w.any_index;
+        stray_epoch |= w.stray_epoch;
         sums = w.sum;
         s = s + e.val();
       });
-      if (foreign) check_operands_live<R>(expr, tp);
+      if (foreign || stray_epoch != 0) check_operands_live<R>(expr, tp);
     } catch (...) {
       tp.rollback(cp);
       throw;
     }
-    if (!active) {  // constants only: no node, a constant result
+    if (!active && any_index == 0) {  // constants only: no node, a constant result
       tp.rollback(cp);
       return R::constant(finish(s));
     }
