@@ -677,6 +677,45 @@ TEST_CASE("tensor: a reduced expression sums its scalar operands' partials while
   CHECK(close(mm.value().adjoint(), 2 * 50 * sum(w0), 1e-12, 1e-12));
 }
 
+TEST_CASE("tensor over var<var<double>>: constant operands make no node, stale ones throw (elementwise, fused sum)") {
+  using VV = var<var<double>>;
+  tensor<double> const c0{0.5, -1.5, 2.0};
+  tape_scope<VV> scope;
+  auto& outer = tape<var<double>>::current();
+  // constants at both levels: no node on the outer tape, constant results with the right values
+  tensor<VV> const k(shape{3}, VV::constant(var<double>::constant(1.0)));
+  auto const s0 = outer.stats();
+  tensor<VV> const kk = k * 2.0 + sin(k);
+  VV const ks = sum(k * k);
+  CHECK(outer.stats().statements == s0.statements);
+  CHECK(outer.stats().nodes == s0.nodes);
+  CHECK(kk[1].index() == 0);
+  CHECK(close(primal(kk[1]), 2.0 + std::sin(1.0), 1e-15, 0));
+  CHECK(ks.index() == 0);
+  CHECK(primal(ks) == 3.0);
+  // an operand from an ended recording: an error, and the outer tape keeps no half-made node
+  tensor<VV> stale;
+  {
+    tape_scope<VV> inner;
+    stale = tensor<VV>(c0);
+  }
+  tensor<VV> const a(c0);
+  auto const s1 = outer.stats();
+  CHECK_THROWS_AS(tensor<VV>(a * stale), stale_variable_error);
+  CHECK_THROWS_AS((void)sum(a * stale), stale_variable_error);
+  CHECK(outer.stats().statements == s1.statements);
+  CHECK(outer.stats().nodes == s1.nodes);
+  // and the tapes go on: the gradient of sum(a^2) is 2 a, its derivative 2
+  VV const y = sum(a * a);
+  backward(y);
+  for (std::size_t i = 0; i < 3; ++i) {
+    var<double> gi = a[i].adjoint();
+    CHECK(close(primal(gi), 2 * c0[i], 1e-15, 0));
+    backward(gi);
+    CHECK(a[i].value().adjoint() == 2.0);
+  }
+}
+
 TEST_CASE("tensor: matrix-vector products of var and float elements (GEMV), where with an AD mask, slices") {
   tensor<double> const M0 = random_normal({5, 7}, 51), v0 = random_normal({7}, 52), u0 = random_normal({5}, 53);
   {  // f = u^T M v + 0.5 sum(u^T M): a column product and a row product, forward and backward
