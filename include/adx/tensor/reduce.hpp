@@ -319,8 +319,7 @@ auto reduce_expression(E expr) {
     nd->scale = is_mean ? 1.0 / static_cast<double>(n) : 1.0;
     index_type* const index = nd->stored.index;
     T* const partial = nd->stored.partial;
-    bool active = false, foreign = false;  // of the summed operands
-    index_type any_index = 0;              // and of the others (see the writer)
+    index_type any_index = 0;  // of all operands, summed or not (see the writer)
     std::uint64_t stray_epoch = 0;
     std::array<T, writer::n_summed> sums{};
     auto& node = *nd;  // the node does not move once the tape owns it
@@ -330,8 +329,8 @@ auto reduce_expression(E expr) {
       std::size_t k = 0;
       auto note = [&](R const& x) {
         node.summed_index[k++] = x.index();
-        active |= x.index() != 0;
-        foreign |= x.epoch() != ep && x.epoch() != 0;
+        any_index |= x.index();
+        stray_epoch |= stray_epoch_bits(x.epoch(), ep);
       };
       for_each_scalar_operand<R>(expr, note);
     }
@@ -344,12 +343,12 @@ auto reduce_expression(E expr) {
         sums = w.sum;
         s = s + e.val();
       });
-      if (foreign || stray_epoch != 0) check_operands_live<R>(expr, tp);
+      if (stray_epoch != 0) check_operands_live<R>(expr, tp);
     } catch (...) {
       tp.rollback(cp);
       throw;
     }
-    if (!active && any_index == 0) {  // constants only: no node, a constant result
+    if (any_index == 0) {  // constants only: no node, a constant result
       tp.rollback(cp);
       return R::constant(finish(s));
     }
