@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include "support/check.hpp"
 
@@ -16,6 +18,20 @@ namespace {
 auto helper_product(var<double> a, var<double> b) { return a * b + sin(a); }  // returns an expression
 auto make_square() {
   return [](auto x) { return x * x; };
+}
+/// The adjoints read() returns after a backward sweep from y by the plain loop, then after one
+/// by the careful loop (which reachability tracking selects).
+template <class Read>
+std::pair<std::vector<double>, std::vector<double>> plain_and_careful(var<double> const& y, Read read) {
+  auto& tp = tape<double>::current();
+  auto const sweep = [&](bool careful) {
+    tp.track_reached(careful);
+    backward(y);
+    tp.track_reached(false);
+    return read();
+  };
+  std::vector<double> plain = sweep(false);
+  return {std::move(plain), sweep(true)};
 }
 }  // namespace
 
@@ -287,15 +303,9 @@ TEST_CASE("the plain sweep: statements of one to six operands give the careful s
   y = y * a + b * c + a;
   y = y * a + b * c + a * b;
   CHECK(close(y.value(), f(a0, b0, c0), 1e-15, 0));
-  auto const sweep = [&](bool careful) {
-    auto& tp = tape<double>::current();
-    tp.track_reached(careful);  // reachability needs the careful loop
-    backward(y);
-    tp.track_reached(false);
-    return std::vector<double>{a.adjoint(), b.adjoint(), c.adjoint()};
-  };
-  std::vector<double> const plain = sweep(false), careful = sweep(true);
-  CHECK(plain == careful);
+  auto const sweeps = plain_and_careful(y, [&] { return std::vector<double>{a.adjoint(), b.adjoint(), c.adjoint()}; });
+  std::vector<double> const& plain = sweeps.first;
+  CHECK(plain == sweeps.second);
   double const h = 1e-6;
   CHECK(close(plain[0], (f(a0 + h, b0, c0) - f(a0 - h, b0, c0)) / (2 * h), 1e-7, 1e-7));
   CHECK(close(plain[1], (f(a0, b0 + h, c0) - f(a0, b0 - h, c0)) / (2 * h), 1e-7, 1e-7));
@@ -327,16 +337,12 @@ TEST_CASE("the plain sweep's register for chained adjoints: the careful sweep's 
   var<double> const t = sum(x * s);  // one node; t is its output
   var<double> u = t * 2 + s + w2;
   u = u * u;
-  auto const sweep = [&](bool careful) {
-    auto& tp = tape<double>::current();
-    tp.track_reached(careful);  // reachability needs the careful loop
-    backward(u);
-    tp.track_reached(false);
+  auto const sweeps = plain_and_careful(u, [&] {
     return std::vector<double>{adjoints(x)[0], adjoints(x)[1], adjoints(x)[2],
                                adjoints(x)[3], s.adjoint(),    t.adjoint()};
-  };
-  std::vector<double> const plain = sweep(false), careful = sweep(true);
-  CHECK(plain == careful);
+  });
+  std::vector<double> const& plain = sweeps.first;
+  CHECK(plain == sweeps.second);
   CHECK(plain[5] == 4 * (t.value() * 2 + s.value() + w2.value()));  // u = v * v, v = 2 t + s + w2: 2 v * 2
   for (std::size_t i = 0; i < 4; ++i) {
     double const h = 1e-6;
