@@ -41,18 +41,20 @@ struct tensor_leaf {
   tensor<S> t;
   stride_array bst{};
   bool single = false;
+  S const* e = nullptr;  // t's elements, from bind()
 
   adx::shape const& shape() const noexcept { return t.shape(); }
   bool flat_readable(adx::shape const& out) const noexcept { return t.size() == 1 || t.shape() == out; }
   void bind(adx::shape const& out) {
     single = t.size() == 1;
     bst = broadcast_strides(t.shape(), out);
+    e = std::as_const(t).data();  // const: reading must not copy a shared buffer
   }
-  ADX_ALWAYS_INLINE S const& at_flat(std::size_t i) const noexcept { return t.data()[single ? 0 : i]; }
+  ADX_ALWAYS_INLINE S const& at_flat(std::size_t i) const noexcept { return e[single ? 0 : i]; }
   ADX_ALWAYS_INLINE S const& at_index(stride_array const& idx, std::size_t rank) const noexcept {
     std::size_t o = 0;
     for (std::size_t d = 0; d < rank; ++d) o += idx[d] * bst[d];
-    return t.data()[o];
+    return e[o];
   }
   template <class F>
   void for_each_element(F&& f) const {
@@ -506,12 +508,13 @@ auto evaluate_elementwise(E expr) {
 
 }  // namespace detail
 
-/// Evaluates a tensor expression (or copies a tensor).
+/// Evaluates a tensor expression (or copies a tensor: a class derived from tensor<S>, such as
+/// parameter<T>, gives its tensor<S>).
 template <class E>
 requires tensor_operand<E>
 auto eval(E const& e) {
   if constexpr (tensor_type<E>)
-    return e;
+    return tensor<typename E::value_type>(e);
   else
     return detail::evaluate_elementwise(e);
 }
