@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <adx/adx.hpp>
+#include <array>
 #include <atomic>
 #include <latch>
 #include <thread>
@@ -159,4 +160,28 @@ TEST_CASE("threads: a var recorded on one thread is refused by another thread's 
   });
   other.join();
   CHECK(threw);
+}
+
+TEST_CASE("threads: the elements of a tensor of vars kept as values are made once when threads read them at once") {
+  tape_scope<var<double>> scope;
+  tensor<double> const x0 = random_normal({64, 8}, 9);
+  tensor<var<double>> const x(x0);  // kept as values: no element made yet
+  std::array<var<double> const*, 4> seen{};
+  std::array<double, 4> sums{};
+  std::latch start(4);
+  std::vector<std::thread> readers;
+  for (std::size_t t = 0; t < 4; ++t)
+    readers.emplace_back([&, t] {
+      start.arrive_and_wait();
+      seen[t] = x.data();  // reading only: no recording on this thread's tape
+      for (std::size_t i = 0; i < x.size(); ++i) sums[t] += x[i].value() * static_cast<double>(i % 7);
+    });
+  for (auto& r : readers) r.join();
+  double want = 0;
+  for (std::size_t i = 0; i < x0.size(); ++i) want += x0[i] * static_cast<double>(i % 7);
+  for (std::size_t t = 0; t < 4; ++t) {
+    CHECK(seen[t] == seen[0]);
+    CHECK(sums[t] == want);
+  }
+  CHECK(x(63, 7).index() == x(0, 0).index() + 511);
 }

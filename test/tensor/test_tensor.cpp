@@ -497,6 +497,109 @@ TEST_CASE("tensor: one tape entry per operation; blocks of variables; bulk gradi
   CHECK(close(adjoints(c)[0], sum(a0, 0)[0], 1e-12, 1e-12));
 }
 
+TEST_CASE("tensor: variables made from numbers and products' outputs are kept as values beside their block") {
+  tape_scope<var<double>> scope;
+  auto& tp = tape<double>::current();
+  tensor<double> a0 = random_normal({4, 3}, 5);
+  double const* const a0_buffer = std::as_const(a0).data();
+  tensor<var<double>> const a(a0);
+
+  // no element is made until one is asked for; the values are a0's buffer, shared
+  tensor<double> const av = a.values();
+  CHECK(av.data() == a0_buffer);
+  detail::var_block const b = detail::tensor_access::block(a);
+  CHECK(b.first != 0);
+  CHECK(b.epoch == tp.epoch());
+  // every element is variable first + i of this recording, holding a0's value
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].index() == b.first + static_cast<index_type>(i));
+    CHECK(a[i].epoch() == b.epoch);
+    CHECK(a[i].value() == a0[i]);
+  }
+  tensor<var<double>> const copy = a;
+  CHECK(copy.data() == a.data());  // the elements are made once, for every copy
+
+  // copy-on-write both ways: writing a0 does not change a, writing a's values does not change a0
+  std::as_const(a0).data();
+  a0.data()[0] = 100.0;
+  CHECK(a(0, 0).value() != 100.0);
+  CHECK(a.values()[0] != 100.0);
+  tensor<double> v = a.values();
+  v.data()[1] = -7.0;
+  CHECK(a[1].value() == a0[1]);
+
+  // a product's operand kept as values feeds the GEMM directly; its output is kept as values too
+  tensor<double> const w0 = random_normal({3, 2}, 6);
+  tensor<var<double>> const w(w0);
+  tensor<var<double>> const c = matmul(a, w);
+  detail::var_block const cb = detail::tensor_access::block(c);
+  CHECK(cb.first != 0);
+  CHECK(c(1, 1).index() == cb.first + 3);
+  tensor<double> const c0 = matmul(a.values(), w0);
+  for (std::size_t i = 0; i < c.size(); ++i) CHECK(c[i].value() == c0[i]);
+  var<double> l = sum(c * c);
+  backward(l);
+  tensor<double> const ga = adjoints(a), gw = adjoints(w);
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t j = 0; j < 3; ++j) {
+      double want = 0;
+      for (std::size_t k = 0; k < 2; ++k) want += 2 * c0(i, k) * w0(j, k);
+      CHECK(close(ga(i, j), want, 1e-13, 1e-13));
+      CHECK(ga(i, j) == a(i, j).adjoint());
+    }
+  CHECK(close(
+      gw(2, 1),
+      2 * (a[2].value() * c0(0, 1) + a[5].value() * c0(1, 1) + a[8].value() * c0(2, 1) + a[11].value() * c0(3, 1)),
+      1e-13, 1e-13));
+
+  // writing an element (or any non-const element access) gives the tensor its own elements;
+  // the copies keep the block
+  tensor<var<double>> d = c;
+  d(0, 0) = var<double>(2.0);
+  CHECK(detail::tensor_access::block(d).first == 0);
+  CHECK(detail::tensor_access::block(c).first == cb.first);
+  CHECK(c(0, 0).value() == c0[0]);
+  CHECK(d(0, 1).index() == cb.first + 1);
+  var<double> m = sum(matmul(a, w) * d);
+  backward(m);
+  // d (0, 1), (1, 1), ... are c's elements: w reaches m through both factors
+  CHECK(
+      close(adjoints(w)(0, 1),
+            2 * (a[0].value() * c0(0, 1) + a[3].value() * c0(1, 1) + a[6].value() * c0(2, 1) + a[9].value() * c0(3, 1)),
+            1e-13, 1e-13));
+
+  // an operand kept as values from an ended recording is refused
+  tensor<var<double>> stale;
+  {
+    tape_scope<var<double>> inner;
+    stale = tensor<var<double>>(w0);
+  }
+  CHECK_THROWS_AS((void)matmul(a, stale), stale_variable_error);
+  CHECK_THROWS_AS((void)sum(stale), stale_variable_error);
+
+  // a parameter owns its elements (assign writes them); gradients through a product are right
+  parameter<double> p(w0, "p");
+  p.assign(w0 * 2.0);
+  var<double> q = sum(matmul(a, p));
+  backward(q);
+  CHECK(close(adjoints(a)(1, 2), 2 * (w0(2, 0) + w0(2, 1)), 1e-13, 1e-13));
+  CHECK(p(2, 1).value() == 2 * w0(2, 1));
+
+  // nested: a tensor<var<var<double>>> made from one kept as values, d^2/da^2 of sum(a * a * a)
+  {
+    tape_scope<var<var<double>>> outer;
+    tensor<var<double>> inner_vars(a0);
+    tensor<var<var<double>>> x(inner_vars);
+    var<var<double>> y = sum(x * x * x);
+    backward(y);
+    var<double> g = x[4].adjoint();  // 3 a4^2
+    CHECK(close(g.value(), 3 * a0[4] * a0[4], 1e-13, 1e-13));
+    backward(g);
+    CHECK(close(inner_vars[4].adjoint(), 6 * a0[4], 1e-13, 1e-13));
+    CHECK(inner_vars[3].adjoint() == 0.0);
+  }
+}
+
 TEST_CASE("tensor: sum and mean of an expression are one node, exactly eval then reduce") {
   tape_scope<var<double>> scope;
   auto& tp = tape<double>::current();

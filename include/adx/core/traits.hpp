@@ -95,7 +95,6 @@ using value_type_t = typename ad_traits<std::remove_cvref_t<S>>::value_type;
 template <class X>
 using innermost_t = typename detail::innermost<std::remove_cvref_t<X>>::type;
 
-/// True if some level of S records on a tape (S is var<...> or contains one).
 /// True if S itself is a reverse-mode scalar (var<T>), whatever it holds.
 template <class S>
 inline constexpr bool is_reverse_v = [] {
@@ -105,6 +104,7 @@ inline constexpr bool is_reverse_v = [] {
     return false;
 }();
 
+/// True if some level of S records on a tape (S is var<...> or contains one).
 template <class S>
 inline constexpr bool has_reverse_v = [] {
   if constexpr (ad_scalar<S>)

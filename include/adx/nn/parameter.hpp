@@ -71,6 +71,7 @@ class parameter : public tensor<var<T>> {
   /// A parameter holding `value` (its elements become independent variables), named `name`.
   explicit parameter(tensor<T> const& value, std::string name = {})
       : base(value), leaf_(std::make_shared<leaf>(leaf{std::move(name), {}})) {
+    detail::tensor_access::own_elements(*this);  // assign() and refresh() write the elements
     detail::parameter_registry<T>::add(this);
   }
   /// A rank-0 parameter (torch.tensor(2.0, requires_grad=True)).

@@ -53,6 +53,14 @@ matmul_side<value_type_t<S>> product_side(tensor<X> const& x) {
     side.values = as_elements<T>(x);  // numbers or a lower nesting level: constants
   } else {
     auto& tp = tape<T>::current();
+    if (auto values = tensor_access::block_values(x)) {  // a block kept as values: no element is read
+      var_block const b = tensor_access::block(x);
+      tp.check_live(b.epoch);
+      side.values = std::move(*values);
+      side.base = b.first;
+      side.active = true;
+      return side;
+    }
     S const* e = x.data();
     side.values = tensor<T>::generate(x.shape(), [&](std::size_t i) { return e[i].val(); });
     if (var_block const b = tensor_access::block(x); b.first != 0) {  // known to be one block
@@ -140,7 +148,7 @@ tensor<S> matmul_batched(tensor<XA> const& A, tensor<XB> const& B, std::size_t b
     nd->batch = batch, nd->M = M, nd->N = N, nd->K = K, nd->shared_a = shared_a, nd->shared_b = shared_b;
     nd->a = product_side<S>(A);
     nd->b = product_side<S>(B);
-    auto c = std::make_unique_for_overwrite<T[]>(batch * M * N);
+    std::shared_ptr<T[]> c = std::make_shared_for_overwrite<T[]>(batch * M * N);
     // read through const: the non-const data() of a shared constant operand would copy it
     T const* const a = std::as_const(nd->a.values).data();
     T const* const b = std::as_const(nd->b.values).data();
@@ -150,11 +158,8 @@ tensor<S> matmul_batched(tensor<XA> const& A, tensor<XB> const& B, std::size_t b
     if (!(nd->a.active || nd->b.active) || out_shape.size() == 0 || !grad_enabled())
       return tensor<S>::generate(out_shape, [&](std::size_t i) { return S::constant(c[i]); });
     index_type const first = tp.record_node(std::move(nd), out_shape.size(), "matmul");
-    epoch_type const ep = tp.epoch();
-    tensor<S> out = tensor<S>::generate(
-        out_shape, [&](std::size_t i) { return S::recorded_active(c[i], first + static_cast<index_type>(i), ep); });
-    tensor_access::note_block(out, first, ep);
-    return out;
+    // the product's values are its outputs' values: kept beside the block, not copied into vars
+    return tensor_access::from_block<S>(out_shape, std::shared_ptr<T const>(c, c.get()), first, tp.epoch());
   } else {
     tensor<S> const a = as_elements<S>(A), b = as_elements<S>(B);
     tensor<S> C(out_shape);

@@ -3,7 +3,8 @@
 // Storage is a 64-byte aligned buffer shared between copies and copied on the first write
 // through a shared copy (copy-on-write). Copies are therefore cheap, tensor expressions keep
 // their operands by value (they never dangle) and `a = a * b + a` is alias-safe. A pointer from
-// the non-const data() is valid until the tensor is copied or assigned.
+// the non-const data() is valid until the tensor is copied or assigned (or converted: a
+// tensor<var<T>> made from a tensor<T> shares its values).
 //
 // Structural operations (reshape, transpose, permute, slice, element access) only move
 // elements. For tensor<var<T>> the moved elements are the same variables, so these operations
@@ -15,7 +16,9 @@
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <new>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -54,6 +57,57 @@ std::shared_ptr<S> allocate(std::size_t n) {
   std::uninitialized_value_construct_n(p, n);
   return std::shared_ptr<S>(p, aligned_delete<S>{n});
 }
+
+/// n S made in place by f(i), in a 64-byte aligned block: nothing is initialised twice.
+template <class S, class F>
+std::shared_ptr<S> allocate_generated(std::size_t n, F&& f) {
+  void* raw = ::operator new (std::max<std::size_t>(n, 1) * sizeof(S), std::align_val_t{64});
+  S* p = static_cast<S*>(raw);
+  std::size_t i = 0;
+  try {
+    for (; i < n; ++i) ::new (static_cast<void*>(p + i)) S(f(i));
+  } catch (...) {
+    std::destroy_n(p, i);
+    ::operator delete (raw, std::align_val_t{64});
+    throw;
+  }
+  return std::shared_ptr<S>(p, aligned_delete<S>{n});  // frees p if it throws
+}
+
+/// The elements of a tensor<S> of vars (S = var<T>) that is one block of variables, kept as what
+/// they are made of: the values T[n], contiguous, and the block's first index and epoch (element
+/// i is variable first + i). A product takes the values as its GEMM operand and sends its
+/// adjoints to first + i, and a gradient is read as one copy, so neither looks at elements.
+/// Code that walks the elements gets them made on its first request, once (thread-safe), for
+/// every copy of the tensor. Nothing writes into the values (a tensor that is written to owns
+/// its elements instead), so they and the elements always agree.
+template <class S>
+struct var_values {
+  using T = value_type_t<S>;
+  std::shared_ptr<T const> values;  ///< may be shared with a tensor<T>
+  std::size_t n = 0;
+  index_type first = 0;
+  epoch_type epoch = 0;
+
+  var_values(std::shared_ptr<T const> v, std::size_t count, index_type f, epoch_type e)
+      : values(std::move(v)), n(count), first(f), epoch(e) {}
+
+  std::shared_ptr<S> const& elements() const {
+    std::call_once(made_, [this] {
+      T const* v = values.get();
+      elements_ = allocate_generated<S>(
+          n, [&](std::size_t i) { return S::recorded_active(v[i], first + static_cast<index_type>(i), epoch); });
+    });
+    return elements_;
+  }
+
+ private:
+  mutable std::once_flag made_;
+  mutable std::shared_ptr<S> elements_;
+};
+struct no_var_values {};
+template <class S>
+using var_values_of = std::conditional_t<is_reverse_v<S>, var_values<S>, no_var_values>;
 
 // A tensor<S>, or a class derived from one (adx::parameter<T> is a tensor<var<T>>).
 template <class S>
@@ -140,18 +194,7 @@ class tensor : public detail::tensor_tag {
   template <class F>
   requires std::is_invocable_r_v<S, F&, std::size_t>
   static tensor generate(adx::shape const& sh, F&& f) {
-    std::size_t const n = sh.size();
-    void* raw = ::operator new (std::max<std::size_t>(n, 1) * sizeof(S), std::align_val_t{64});
-    S* p = static_cast<S*>(raw);
-    std::size_t i = 0;
-    try {
-      for (; i < n; ++i) ::new (static_cast<void*>(p + i)) S(f(i));
-    } catch (...) {
-      std::destroy_n(p, i);
-      ::operator delete (raw, std::align_val_t{64});
-      throw;
-    }
-    return tensor(sh, std::shared_ptr<S>(p, detail::aligned_delete<S>{n}));  // frees p if it throws
+    return tensor(sh, detail::allocate_generated<S>(sh.size(), f));
   }
 
   /// A rank-0 tensor holding one element.
@@ -205,40 +248,43 @@ class tensor : public detail::tensor_tag {
   std::size_t rank() const noexcept { return shape_.rank(); }
   std::size_t dim(long axis) const { return shape_[detail::normalize_axis("dim", axis, shape_)]; }
 
-  S const* data() const noexcept { return data_.get(); }
-  S* data() {
-    unshare();
-    block_ = {};
+  /// The elements, row-major. For a tensor of vars that is one block of variables this makes
+  /// the elements on its first call (see detail::var_values).
+  S const* data() const {
+    if constexpr (is_reverse_v<S>)
+      if (lazy_) return lazy_->elements().get();
     return data_.get();
   }
-  S const* begin() const noexcept { return data(); }
-  S const* end() const noexcept { return data() + n_; }
-  std::span<S const> flat() const noexcept { return {data(), n_}; }
+  S* data() {
+    own();
+    return data_.get();
+  }
+  S const* begin() const { return data(); }
+  S const* end() const { return data() + n_; }
+  std::span<S const> flat() const { return {data(), n_}; }
 
   /// Element at a multi-index (one index per dimension; checked).
   template <class... I>
   requires(std::is_integral_v<I>&&...) S const& operator()(I... i) const {
-    return data_.get()[offset({static_cast<long long>(i)...})];
+    return data()[offset({static_cast<long long>(i)...})];
   }
   template <class... I>
   requires(std::is_integral_v<I>&&...) S& operator()(I... i) {
     std::size_t const o = offset({static_cast<long long>(i)...});
-    unshare();
-    block_ = {};
+    own();
     return data_.get()[o];
   }
   /// Element at a row-major flat position (checked).
-  S const& operator[](std::size_t i) const { return data_.get()[check_flat(i)]; }
+  S const& operator[](std::size_t i) const { return data()[check_flat(i)]; }
   S& operator[](std::size_t i) {
     check_flat(i);
-    unshare();
-    block_ = {};
+    own();
     return data_.get()[i];
   }
   /// The only element of a size-1 tensor.
   S const& item() const {
     if (n_ != 1) detail::throw_shape_error("item", "needs a tensor of exactly one element", shape_);
-    return data_.get()[0];
+    return data()[0];
   }
 
   // ---- structural operations (no arithmetic, no tape entries) --------------------------------
@@ -293,7 +339,8 @@ class tensor : public detail::tensor_tag {
     tensor r(sh);
     detail::multi_index<1> mi{sh, src};
     S* out = r.data_.get();
-    for (std::size_t i = 0; i < r.n_; ++i, mi.next()) out[i] = data_.get()[mi.off[0]];
+    S const* in = data();
+    for (std::size_t i = 0; i < r.n_; ++i, mi.next()) out[i] = in[mi.off[0]];
     return r;
   }
   /// Axes reversed (the matrix transpose for rank 2).
@@ -328,7 +375,7 @@ class tensor : public detail::tensor_tag {
     for (std::size_t i = ax + 1; i < rank(); ++i) inner *= shape_[i];
     if (sh.size() == 0) return tensor(sh);
     std::size_t const outer = sh.size() / (len * inner);
-    S const* const src = data_.get() + static_cast<std::size_t>(begin) * inner;
+    S const* const src = data() + static_cast<std::size_t>(begin) * inner;
     std::size_t const stride = static_cast<std::size_t>(d) * inner, jump = static_cast<std::size_t>(step) * inner;
     if (step == 1 && outer == 1)  // one contiguous range
       return generate(sh, [src](std::size_t i) -> S const& { return src[i]; });
@@ -346,32 +393,45 @@ class tensor : public detail::tensor_tag {
   /// The element values one nesting level down (tensor<double> for tensor<var<double>>).
   auto values() const {
     using V = std::conditional_t<ad_scalar<S>, value_type_t<S>, S>;
+    if constexpr (is_reverse_v<S>)
+      if (lazy_) return tensor<V>(shape_, std::const_pointer_cast<V>(lazy_->values));  // shared, copy-on-write
     tensor<V> r(shape_);
     V* out = r.data();
-    for (std::size_t i = 0; i < n_; ++i) out[i] = detail::value_of(data_.get()[i]);
+    S const* in = data();
+    for (std::size_t i = 0; i < n_; ++i) out[i] = detail::value_of(in[i]);
     return r;
   }
 
-  /// True if no other tensor shares this one's buffer.
-  bool unique() const noexcept { return data_.use_count() == 1; }
+  /// True if no other tensor shares this one's elements.
+  bool unique() const noexcept { return lazy_ ? lazy_.use_count() == 1 : data_.use_count() == 1; }
 
  private:
+  template <class>
+  friend class tensor;
+  using lazy_type = detail::var_values_of<S>;
+
   tensor(adx::shape const& sh, std::shared_ptr<S> data) : shape_(sh), n_(sh.size()), data_(std::move(data)) {}
+  tensor(adx::shape const& sh, std::shared_ptr<lazy_type> lazy) : shape_(sh), n_(sh.size()), lazy_(std::move(lazy)) {}
 
   template <class U>
   static tensor converted(tensor<U> const& o, source_location where) {
     U const* src = o.data();
     if constexpr (is_reverse_v<S> && level_v<U> < level_v<S>) {
-      // numbers become independent variables: one block of consecutive indices on the tape
+      // numbers become independent variables: one block of consecutive indices on the tape,
+      // kept as values (o's own buffer when they are already T) beside the block
       using T = value_type_t<S>;
       auto& tp = tape<T>::current();
       index_type const first = tp.new_variables(o.size(), where);
       epoch_type const ep = tp.epoch();
-      tensor t = generate(o.shape(), [&](std::size_t i) {
-        return S::recorded_active(T(src[i]), first + static_cast<index_type>(i), ep);
-      });
-      t.block_ = {first, ep};
-      return t;
+      if (o.size() == 0) return tensor(o.shape());
+      std::shared_ptr<T const> values;
+      if constexpr (std::is_same_v<U, T> && is_reverse_v<U>)
+        values = o.lazy_ ? o.lazy_->elements() : o.data_;
+      else if constexpr (std::is_same_v<U, T>)
+        values = o.data_;
+      else
+        values = detail::allocate_generated<T>(o.size(), [&](std::size_t i) { return T(src[i]); });
+      return tensor(o.shape(), std::make_shared<lazy_type>(std::move(values), o.size(), first, ep));
     } else if constexpr (std::is_constructible_v<S, U const&, source_location const&>) {
       return generate(o.shape(), [&](std::size_t i) { return S(src[i], where); });
     } else {
@@ -386,6 +446,17 @@ class tensor : public detail::tensor_tag {
     data_ = detail::allocate<S>(n_);
     S* out = data_.get();
     detail::list_fill<S, D>(l, out);
+  }
+  /// Makes the elements this tensor's own, to be written: a block kept as values gets its
+  /// elements (and stops being one), a shared buffer is copied.
+  void own() {
+    if constexpr (is_reverse_v<S>)
+      if (lazy_) {
+        data_ = lazy_->elements();
+        lazy_.reset();
+      }
+    unshare();
+    block_ = {};
   }
   void unshare() {
     if (data_.use_count() > 1) {
@@ -422,8 +493,9 @@ class tensor : public detail::tensor_tag {
 
   adx::shape shape_;
   std::size_t n_ = 0;
-  std::shared_ptr<S> data_;
-  detail::var_block block_;  // tensors of vars only
+  std::shared_ptr<S> data_;          // null while the elements are kept as values (lazy_)
+  detail::var_block block_;          // tensors of vars only
+  std::shared_ptr<lazy_type> lazy_;  // tensors of vars only: a block kept as values
 
   friend struct detail::tensor_access;
 };
@@ -440,6 +512,7 @@ struct tensor_access {
                     s.index();
                     s.epoch();
                   }) {
+      if (t.lazy_) return {t.lazy_->first, t.lazy_->epoch};
       var_block const b = t.block_;
       if (b.first == 0 || t.n_ == 0) return {};
       S const& head = t.data_.get()[0];
@@ -455,6 +528,25 @@ struct tensor_access {
   template <class S>
   static void note_block(tensor<S>& t, index_type first, epoch_type epoch) noexcept {
     t.block_ = {first, epoch};
+  }
+  /// A tensor of vars that is the block first, first + 1, ... of recording `epoch`, kept as
+  /// `values` (n = sh.size() of them, n > 0).
+  template <class S>
+  static tensor<S> from_block(shape const& sh, std::shared_ptr<value_type_t<S> const> values, index_type first,
+                              epoch_type epoch) {
+    return tensor<S>(sh, std::make_shared<var_values<S>>(std::move(values), sh.size(), first, epoch));
+  }
+  /// The values of a tensor of vars kept as values (a block), shared; an empty tensor otherwise.
+  template <class S>
+  static std::optional<tensor<value_type_t<S>>> block_values(tensor<S> const& t) {
+    if constexpr (is_reverse_v<S>)
+      if (t.lazy_) return t.values();
+    return std::nullopt;
+  }
+  /// Gives t its elements (a tensor that will be written through a shared buffer: parameter).
+  template <class S>
+  static void own_elements(tensor<S>& t) {
+    t.own();
   }
 };
 }  // namespace detail
