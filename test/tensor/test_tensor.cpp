@@ -568,6 +568,38 @@ TEST_CASE("tensor: variables made from numbers and products' outputs are kept as
             2 * (a[0].value() * c0(0, 1) + a[3].value() * c0(1, 1) + a[6].value() * c0(2, 1) + a[9].value() * c0(3, 1)),
             1e-13, 1e-13));
 
+  // an elementwise node's outputs are kept as values too; an expression reads such operands
+  // (e) beside ones with elements of their own (a_elements: a's variables) and gets every
+  // partial right
+  tensor<var<double>> const e = exp(a) * 2.0;
+  detail::var_block const eb = detail::tensor_access::block(e);
+  CHECK(eb.first != 0);
+  CHECK(e[7].index() == eb.first + 7);
+  CHECK(e[7].value() == std::exp(a0[7]) * 2.0);
+  tensor<var<double>> a_elements = a;
+  a_elements.data();
+  CHECK(detail::tensor_access::block(a_elements).first == 0);
+  var<double> r = sum(matmul(e * a_elements, w));
+  backward(r);
+  for (std::size_t i : {0, 5, 11}) {
+    double const rowsum = w0(i % 3, 0) + w0(i % 3, 1);
+    CHECK(close(adjoints(a)[i], rowsum * (e[i].value() + e[i].value() * a[i].value()), 1e-13, 1e-13));
+  }
+  // slices: a contiguous range of a kept tensor is a kept sub-block, a strided one is made of
+  // the picked variables
+  tensor<var<double>> const rows = e.slice(0, 1, 3), col = e.slice(1, 2, 3);
+  CHECK(detail::tensor_access::block(rows).first == eb.first + 3);
+  CHECK(rows(1, 2).value() == e(2, 2).value());
+  CHECK(rows(1, 2).index() == e(2, 2).index());
+  CHECK(detail::tensor_access::block(col).first == 0);
+  CHECK(col(3, 0).index() == e(3, 2).index());
+  CHECK(col(3, 0).value() == e(3, 2).value());
+  var<double> t = sum(rows * rows) + sum(col);
+  backward(t);
+  CHECK(close(adjoints(e)(2, 2), 2 * e(2, 2).value() + 1, 1e-13, 1e-13));
+  CHECK(adjoints(e)(0, 1) == 0.0);
+  CHECK(adjoints(e)(0, 2) == 1.0);
+
   // an operand kept as values from an ended recording is refused
   tensor<var<double>> stale;
   {

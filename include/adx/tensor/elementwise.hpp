@@ -23,6 +23,7 @@
 
 #include <boost/mp11/algorithm.hpp>
 #include <boost/mp11/list.hpp>
+#include <tuple>
 
 #include "adx/core/expr.hpp"
 #include "adx/core/operand_pack.hpp"
@@ -35,30 +36,53 @@ namespace detail {
 
 using stride_array = std::array<std::size_t, shape::max_rank>;
 
-/// A tensor operand, read with broadcasting.
+/// A tensor operand, read with broadcasting. A tensor of vars kept as values beside its block
+/// (detail::var_values) is read as it is kept: element k is the variable first + k holding
+/// v[k], and no element is made.
 template <class S>
 struct tensor_leaf {
   tensor<S> t;
   stride_array bst{};
   bool single = false;
-  S const* e = nullptr;  // t's elements, from bind()
+  S const* e = nullptr;  // t's elements, from bind(), unless t is kept as values
+  struct kept_values {
+    value_type_t<S> const* v = nullptr;
+    index_type first = 0;
+    epoch_type epoch = 0;
+  };
+  [[no_unique_address]] std::conditional_t<is_reverse_v<S>, kept_values, std::tuple<>> kept{};
 
   adx::shape const& shape() const noexcept { return t.shape(); }
   bool flat_readable(adx::shape const& out) const noexcept { return t.size() == 1 || t.shape() == out; }
   void bind(adx::shape const& out) {
     single = t.size() == 1;
     bst = broadcast_strides(t.shape(), out);
+    if constexpr (is_reverse_v<S>) {
+      if (auto const* v = tensor_access::kept_values(t)) {
+        var_block const b = tensor_access::block(t);
+        kept = {v, b.first, b.epoch};
+        return;
+      }
+    }
     e = std::as_const(t).data();  // const: reading must not copy a shared buffer
   }
-  ADX_ALWAYS_INLINE S const& at_flat(std::size_t i) const noexcept { return e[single ? 0 : i]; }
-  ADX_ALWAYS_INLINE S const& at_index(stride_array const& idx, std::size_t rank) const noexcept {
+  ADX_ALWAYS_INLINE decltype(auto) at_flat(std::size_t i) const noexcept { return element(single ? 0 : i); }
+  ADX_ALWAYS_INLINE decltype(auto) at_index(stride_array const& idx, std::size_t rank) const noexcept {
     std::size_t o = 0;
     for (std::size_t d = 0; d < rank; ++d) o += idx[d] * bst[d];
-    return e[o];
+    return element(o);
   }
   template <class F>
   void for_each_element(F&& f) const {
     for (std::size_t i = 0; i < t.size(); ++i) f(t.data()[i]);
+  }
+
+ private:
+  ADX_ALWAYS_INLINE decltype(auto) element(std::size_t k) const noexcept {
+    if constexpr (is_reverse_v<S>)
+      return kept.v ? S::recorded_active(kept.v[k], kept.first + static_cast<index_type>(k), kept.epoch) : S(e[k]);
+    else
+      return e[k];  // a reference
   }
 };
 
@@ -477,30 +501,31 @@ auto evaluate_elementwise(E expr) {
     auto& node = *nd;  // the node does not move once the tape owns it
     index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
     epoch_type const ep = tp.epoch();
-    tensor<R> out;
+    // the outputs are one block: kept as their values beside it (detail::var_values)
+    std::shared_ptr<T[]> values;
     try {
-      out = generate_elements<R>(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
+      values = std::make_shared_for_overwrite<T[]>(n);
+      T* const v = values.get();
+      visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
         // a writer per element, whose address never escapes: it stays in registers
         typename elementwise_node<T>::template writer<element_expr::n_active> w{index, partial, n, i, ep};
         e.push(w);
         any_index |= w.any_index;
         stray_epoch |= w.stray_epoch;
-        return R::recorded_active(e.val(), first + static_cast<index_type>(i), ep);
+        v[i] = e.val();
       });
       if (stray_epoch != 0) check_operands_live<R>(expr, tp);
     } catch (...) {
       tp.rollback(cp);
       throw;
     }
+    T const* const v = values.get();
     if (any_index == 0) {  // constants only: no node, constant results
       tp.rollback(cp);
-      R* o = out.data();
-      for (std::size_t i = 0; i < n; ++i) o[i] = R::constant(o[i].val());
-      return out;
+      return tensor<R>::generate(sh, [&](std::size_t i) { return R::constant(v[i]); });
     }
     node.classify();
-    tensor_access::note_block(out, first, ep);
-    return out;
+    return tensor_access::from_block<R>(sh, std::shared_ptr<T const>(std::move(values), v), first, ep);
   } else {
     return generate_elements<R>(expr, sh, flat, [](std::size_t, auto&& e) { return R(e); });
   }

@@ -375,8 +375,11 @@ class tensor : public detail::tensor_tag {
     for (std::size_t i = ax + 1; i < rank(); ++i) inner *= shape_[i];
     if (sh.size() == 0) return tensor(sh);
     std::size_t const outer = sh.size() / (len * inner);
-    S const* const src = data() + static_cast<std::size_t>(begin) * inner;
+    std::size_t const start = static_cast<std::size_t>(begin) * inner;
     std::size_t const stride = static_cast<std::size_t>(d) * inner, jump = static_cast<std::size_t>(step) * inner;
+    if constexpr (is_reverse_v<S>)
+      if (lazy_) return slice_kept(sh, start, len, inner, outer, stride, jump);
+    S const* const src = data() + start;
     if (step == 1 && outer == 1)  // one contiguous range
       return generate(sh, [src](std::size_t i) -> S const& { return src[i]; });
     std::size_t o = 0, j = 0, k = 0;  // run, position along the axis, element within `inner`
@@ -437,6 +440,27 @@ class tensor : public detail::tensor_tag {
     } else {
       return generate(o.shape(), [&](std::size_t i) { return S(src[i]); });
     }
+  }
+
+  /// slice() of a tensor kept as values: a contiguous range is kept as values too (a
+  /// sub-block); otherwise the picked elements are made from the values, the others never.
+  tensor slice_kept(adx::shape const& sh, std::size_t start, std::size_t len, std::size_t inner, std::size_t outer,
+                    std::size_t stride, std::size_t jump) const {
+    using T = value_type_t<S>;
+    auto const& kept = *lazy_;
+    if (outer == 1 && (jump == inner || len == 1))  // one contiguous range
+      return tensor(
+          sh, std::make_shared<lazy_type>(std::shared_ptr<T const>(kept.values, kept.values.get() + start), sh.size(),
+                                          kept.first + static_cast<index_type>(start), kept.epoch));
+    std::size_t o = 0, j = 0, k = 0;  // run, position along the axis, element within `inner`
+    return generate(sh, [&](std::size_t) {
+      std::size_t const at = start + o * stride + j * jump + k;
+      if (++k == inner) {
+        k = 0;
+        if (++j == len) j = 0, ++o;
+      }
+      return S::recorded_active(kept.values.get()[at], kept.first + static_cast<index_type>(at), kept.epoch);
+    });
   }
 
   template <std::size_t D>
@@ -542,6 +566,11 @@ struct tensor_access {
     if constexpr (is_reverse_v<S>)
       if (t.lazy_) return t.values();
     return std::nullopt;
+  }
+  /// The values of a tensor of vars kept as values (a block); nullptr otherwise.
+  template <class S>
+  static value_type_t<S> const* kept_values(tensor<S> const& t) noexcept {
+    return t.lazy_ ? t.lazy_->values.get() : nullptr;
   }
   /// Gives t its elements (a tensor that will be written through a shared buffer: parameter).
   template <class S>
