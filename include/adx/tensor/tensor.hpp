@@ -6,6 +6,12 @@
 // the non-const data() is valid until the tensor is copied or assigned (or converted: a
 // tensor<var<T>> made from a tensor<T> shares its values).
 //
+// A tensor<var<T>> that is one block of variables (made from numbers, or the outputs of a
+// product or an elementwise node) keeps its values contiguous beside the block's first index
+// (detail::var_values): products use the values as their GEMM operand, expressions read them
+// directly, and the var elements are made only when code asks for them (data(), element
+// access). Any non-const access gives the tensor elements of its own, as a write needs.
+//
 // Structural operations (reshape, transpose, permute, slice, element access) only move
 // elements. For tensor<var<T>> the moved elements are the same variables, so these operations
 // add nothing to the tape and gradients flow through them unchanged.
