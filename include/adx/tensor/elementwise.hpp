@@ -498,14 +498,13 @@ auto evaluate_elementwise(E expr) {
     T* const partial = nd->stored.partial;
     index_type any_index = 0;
     std::uint64_t stray_epoch = 0;
+    // the outputs are one block: kept as their values beside it (detail::var_values)
+    std::shared_ptr<T[]> values = std::make_shared_for_overwrite<T[]>(n);
+    T* const v = values.get();
     auto& node = *nd;  // the node does not move once the tape owns it
     index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
     epoch_type const ep = tp.epoch();
-    // the outputs are one block: kept as their values beside it (detail::var_values)
-    std::shared_ptr<T[]> values;
     try {
-      values = std::make_shared_for_overwrite<T[]>(n);
-      T* const v = values.get();
       visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
         // a writer per element, whose address never escapes: it stays in registers
         typename elementwise_node<T>::template writer<element_expr::n_active> w{index, partial, n, i, ep};
@@ -519,7 +518,6 @@ auto evaluate_elementwise(E expr) {
       tp.rollback(cp);
       throw;
     }
-    T const* const v = values.get();
     if (any_index == 0) {  // constants only: no node, constant results
       tp.rollback(cp);
       return tensor<R>::generate(sh, [&](std::size_t i) { return R::constant(v[i]); });

@@ -98,12 +98,18 @@ struct var_values {
   var_values(std::shared_ptr<T const> v, std::size_t count, index_type f, epoch_type e)
       : values(std::move(v)), n(count), first(f), epoch(e) {}
 
+  /// Element k: variable first + k, holding values[k].
+  S element(std::size_t k) const noexcept {
+    return S::recorded_active(values.get()[k], first + static_cast<index_type>(k), epoch);
+  }
+  /// Elements start .. start + count - 1, kept as values too (they share this block's values).
+  std::shared_ptr<var_values> sub_block(std::size_t start, std::size_t count) const {
+    return std::make_shared<var_values>(std::shared_ptr<T const>(values, values.get() + start), count,
+                                        first + static_cast<index_type>(start), epoch);
+  }
   std::shared_ptr<S> const& elements() const {
-    std::call_once(made_, [this] {
-      T const* v = values.get();
-      elements_ = allocate_generated<S>(
-          n, [&](std::size_t i) { return S::recorded_active(v[i], first + static_cast<index_type>(i), epoch); });
-    });
+    std::call_once(made_,
+                   [this] { elements_ = allocate_generated<S>(n, [this](std::size_t k) { return element(k); }); });
     return elements_;
   }
 
@@ -112,6 +118,21 @@ struct var_values {
   mutable std::shared_ptr<S> elements_;
 };
 struct no_var_values {};
+
+/// The source offsets of a strided slice in row-major order: `outer` runs of `len` steps of
+/// `jump` along the sliced axis, each step `inner` consecutive elements, runs `stride` apart.
+struct slice_walk {
+  std::size_t start, stride, jump, inner, len;
+  std::size_t o = 0, j = 0, k = 0;  // run, position along the axis, element within `inner`
+  std::size_t next() noexcept {
+    std::size_t const at = start + o * stride + j * jump + k;
+    if (++k == inner) {
+      k = 0;
+      if (++j == len) j = 0, ++o;
+    }
+    return at;
+  }
+};
 template <class S>
 using var_values_of = std::conditional_t<is_reverse_v<S>, var_values<S>, no_var_values>;
 
@@ -382,21 +403,18 @@ class tensor : public detail::tensor_tag {
     if (sh.size() == 0) return tensor(sh);
     std::size_t const outer = sh.size() / (len * inner);
     std::size_t const start = static_cast<std::size_t>(begin) * inner;
-    std::size_t const stride = static_cast<std::size_t>(d) * inner, jump = static_cast<std::size_t>(step) * inner;
+    bool const contiguous = outer == 1 && (step == 1 || len == 1);
+    detail::slice_walk walk{start, static_cast<std::size_t>(d) * inner, static_cast<std::size_t>(step) * inner, inner,
+                            len};
     if constexpr (is_reverse_v<S>)
-      if (lazy_) return slice_kept(sh, start, len, inner, outer, stride, jump);
-    S const* const src = data() + start;
-    if (step == 1 && outer == 1)  // one contiguous range
-      return generate(sh, [src](std::size_t i) -> S const& { return src[i]; });
-    std::size_t o = 0, j = 0, k = 0;  // run, position along the axis, element within `inner`
-    return generate(sh, [&](std::size_t) -> S const& {
-      S const& v = src[o * stride + j * jump + k];
-      if (++k == inner) {
-        k = 0;
-        if (++j == len) j = 0, ++o;
+      if (lazy_) {  // kept as values: a contiguous range stays so; other picks are made alone
+        auto const& kept = *lazy_;
+        if (contiguous) return tensor(sh, kept.sub_block(start, sh.size()));
+        return generate(sh, [&](std::size_t) { return kept.element(walk.next()); });
       }
-      return v;
-    });
+    S const* const src = data();
+    if (contiguous) return generate(sh, [src = src + start](std::size_t i) -> S const& { return src[i]; });
+    return generate(sh, [&](std::size_t) -> S const& { return src[walk.next()]; });
   }
 
   /// The element values one nesting level down (tensor<double> for tensor<var<double>>).
@@ -446,27 +464,6 @@ class tensor : public detail::tensor_tag {
     } else {
       return generate(o.shape(), [&](std::size_t i) { return S(src[i]); });
     }
-  }
-
-  /// slice() of a tensor kept as values: a contiguous range is kept as values too (a
-  /// sub-block); otherwise the picked elements are made from the values, the others never.
-  tensor slice_kept(adx::shape const& sh, std::size_t start, std::size_t len, std::size_t inner, std::size_t outer,
-                    std::size_t stride, std::size_t jump) const {
-    using T = value_type_t<S>;
-    auto const& kept = *lazy_;
-    if (outer == 1 && (jump == inner || len == 1))  // one contiguous range
-      return tensor(
-          sh, std::make_shared<lazy_type>(std::shared_ptr<T const>(kept.values, kept.values.get() + start), sh.size(),
-                                          kept.first + static_cast<index_type>(start), kept.epoch));
-    std::size_t o = 0, j = 0, k = 0;  // run, position along the axis, element within `inner`
-    return generate(sh, [&](std::size_t) {
-      std::size_t const at = start + o * stride + j * jump + k;
-      if (++k == inner) {
-        k = 0;
-        if (++j == len) j = 0, ++o;
-      }
-      return S::recorded_active(kept.values.get()[at], kept.first + static_cast<index_type>(at), kept.epoch);
-    });
   }
 
   template <std::size_t D>
@@ -566,7 +563,7 @@ struct tensor_access {
                               epoch_type epoch) {
     return tensor<S>(sh, std::make_shared<var_values<S>>(std::move(values), sh.size(), first, epoch));
   }
-  /// The values of a tensor of vars kept as values (a block), shared; an empty tensor otherwise.
+  /// The values of a tensor of vars kept as values (a block), shared; nullopt otherwise.
   template <class S>
   static std::optional<tensor<value_type_t<S>>> block_values(tensor<S> const& t) {
     if constexpr (is_reverse_v<S>)
