@@ -29,28 +29,39 @@ inline constexpr bool sanitized = false;
 inline constexpr bool sanitized = false;
 #endif
 
+/// One of `of` interleaved parts of a randomized test's seeds (seed s is in part (s - 1) % of),
+/// so that ctest runs the parts of a long test on different cores.
+struct seed_part {
+  std::uint64_t index = 0, of = 1;
+};
+
 /// The seeds to check: the one ADX_RANDOM_SEED names, or first .. first + count - 1 with count
-/// from ADX_RANDOM_PROGRAMS or default_count.
-inline std::vector<std::uint64_t> random_seeds(std::uint64_t first, std::uint64_t default_count) {
-  if (char const* s = std::getenv("ADX_RANDOM_SEED")) return {std::strtoull(s, nullptr, 0)};
+/// from ADX_RANDOM_PROGRAMS or default_count; of either, those in `part`.
+inline std::vector<std::uint64_t> random_seeds(std::uint64_t first, std::uint64_t default_count, seed_part part = {}) {
+  auto const in_part = [&](std::uint64_t s) { return s >= first && (s - first) % part.of == part.index; };
+  if (char const* s = std::getenv("ADX_RANDOM_SEED")) {
+    std::uint64_t const seed = std::strtoull(s, nullptr, 0);
+    return in_part(seed) ? std::vector<std::uint64_t>{seed} : std::vector<std::uint64_t>{};
+  }
   std::uint64_t count = default_count;
   if (char const* n = std::getenv("ADX_RANDOM_PROGRAMS")) count = std::strtoull(n, nullptr, 0);
   std::vector<std::uint64_t> out;
-  for (std::uint64_t k = 0; k < count; ++k) out.push_back(first + k);
+  for (std::uint64_t k = 0; k < count; ++k)
+    if (in_part(first + k)) out.push_back(first + k);
   return out;
 }
 
-/// Checks the programs of random_seeds(1, default_count): generate_and_check(seed) returns a
+/// Checks the programs of random_seeds(1, default_count, part): generate_and_check(seed) returns a
 /// (program, report) pair, a program having nodes whose `o` is their operation (below n_ops).
 /// A failure prints the seed, the program and the disagreements; a summary is printed at the
 /// end, and from coverage_from programs on every operation must have been generated.
 template <class F>
 void check_random_programs(char const* what, std::uint64_t default_count, std::size_t n_ops, std::size_t coverage_from,
-                           F&& generate_and_check) {
+                           F&& generate_and_check, seed_part part = {}) {
   auto const t0 = std::chrono::steady_clock::now();
   std::size_t programs = 0, nodes = 0, comparisons = 0, fd_loose = 0, failed = 0;
   std::vector<std::size_t> op_count(n_ops, 0);
-  for (std::uint64_t seed : random_seeds(1, default_count)) {
+  for (std::uint64_t seed : random_seeds(1, default_count, part)) {
     auto const checked = generate_and_check(seed);
     auto const& p = checked.first;  // not a structured binding: clang 14 cannot capture those (INFO does)
     auto const& r = checked.second;
