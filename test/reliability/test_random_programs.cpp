@@ -45,8 +45,8 @@ TEST_CASE("random scalar programs (even seeds): every mode and nesting agrees, a
 // What the fuzzer found (test/fuzz/fuzz_programs.cpp), kept as plain regression tests.
 
 TEST_CASE("fuzzer finding: digamma's higher derivatives at NaN, -inf and huge negatives are NaN, not an exception") {
-  // Boost's polygamma of order >= 2 threw boost::math::rounding_error at these points (found
-  // through the second derivative of digamma at NaN, in var<var<double>>).
+  // Boost's polygamma of order >= 2, which adx used then, threw boost::math::rounding_error at
+  // these points (found through the second derivative of digamma at NaN, in var<var<double>>).
   using adx::dual, adx::var;
   for (double x : {std::nan(""), -std::numeric_limits<double>::infinity(), -1e20, -0x1p64}) {
     CAPTURE(x);

@@ -21,6 +21,11 @@
 
 #include <boost/mp11/list.hpp>
 #include <cmath>
+// <math.h> too: its C++ form declares <cmath>'s overloads in the global namespace as well, so that
+// generic code calling `abs(x)` unqualified on a plain double (with `using namespace adx`, the
+// README's style) gets the double overload, not C's int abs (a silent truncation; adx's abs takes
+// AD operands only, as <cmath>'s functions are left to the standard library for numbers).
+#include <math.h>
 #include <cstddef>
 #include <limits>
 #include <numbers>
