@@ -10,7 +10,8 @@
 #           FetchContent from a file:// archive of this tree
 #   conan:  conan create with conan/profiles/debian12 (Boost and OpenBLAS from Debian as
 #           [platform_requires]), with_blas True and False, offline (--no-remote). Conan comes
-#           from PyPI into a venv under the work folder, with its own CONAN_HOME there.
+#           from PyPI into a venv kept in ~/.cache/adx (ADX_CONAN_VENV overrides), with its own
+#           CONAN_HOME in the work folder.
 #
 # Expects the Debian packages scripts/dev.sh installs (scripts/dev.sh consumers runs this after
 # installing them). Work folder: build-consumers/ (ADX_CONSUMERS_DIR overrides); logs in logs/.
@@ -93,8 +94,11 @@ fetchcontent() {  # an archive of the tree (tracked and new files, as git sees t
 }
 
 conan_create() {  # with_blas True|False
-  local venv=$out/conan-venv
+  # The venv is kept between runs in the user's cache (a pip install of Conan takes 10 s); its
+  # CONAN_HOME, and so every package, is the work folder's, made afresh each run.
+  local venv=${ADX_CONAN_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/adx/conan-venv-${conan_spec//[^A-Za-z0-9.]/_}}
   if ! "$venv/bin/conan" --version 2>/dev/null | grep -q .; then
+    mkdir -p "$(dirname "$venv")"
     rm -rf "$venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q "$conan_spec"
