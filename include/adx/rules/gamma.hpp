@@ -79,7 +79,7 @@ R polygamma_value(int n, R x_in) {
   L const z_min = 16 + 2 * static_cast<L>(n);
   L z = x, s = 0;
   for (; z < z_min; z += 1) s += n == 0 ? 1 / z : std::pow(z, static_cast<L>(-(n + 1)));
-  // B_2k / (2k)!-free series: B_2, ..., B_24
+  // the Bernoulli numbers B_2, B_4, ..., B_24
   constexpr L bernoulli[] = {1.0L / 6,       -1.0L / 30,       1.0L / 42,       -1.0L / 30,
                              5.0L / 66,      -691.0L / 2730,   7.0L / 6,        -3617.0L / 510,
                              43867.0L / 798, -174611.0L / 330, 854513.0L / 138, -236364091.0L / 2730};
