@@ -31,21 +31,12 @@ TEST_CASE("polygamma: within 2 ulp of Boost.Math for orders 0-8 over 10^-8 .. 10
   for (int n = 0; n <= 8; ++n) {
     int checked = 0;
     for (int i = 0; i < 4000; ++i) {
-      double x = 0;
-      switch (i % 4) {
-        case 0:
-          x = 3 * unit(rng);
-          break;  // where the recurrence runs
-        case 1:
-          x = std::exp(-18 + 58 * unit(rng));
-          break;  // 1.5e-8 .. 1.5e17
-        case 2:
-          x = 1.4616321449683622 + 0.2 * (unit(rng) - 0.5);
-          break;  // around digamma's root
-        case 3:
-          x = -30 * unit(rng);
-          break;  // the reflection
-      }
+      double const u = unit(rng);
+      int const kind = i % 4;
+      double const x = kind == 0   ? 3 * u                                 // where the recurrence runs
+                       : kind == 1 ? std::exp(-18 + 58 * u)                // 1.5e-8 .. 1.5e17
+                       : kind == 2 ? 1.4616321449683622 + 0.2 * (u - 0.5)  // around digamma's root
+                                   : -30 * u;                              // the reflection
       double const want = boost::math::polygamma(n, x, boost_quiet{});
       double const got = psi(n, x);
       if (!std::isfinite(want)) continue;

@@ -46,13 +46,17 @@ R polygamma_value(int n, R x_in) {
     L const c = std::abs(r) <= 0.25L ? 1 / std::tan(std::numbers::pi_v<L> * r)
                                      : std::copysign(std::tan(std::numbers::pi_v<L> * (0.5L - std::abs(r))), r);
     // P_n(c) by its coefficients (P_k has degree k + 1), then pi^(n+1) P_n(c)
-    if (n > 256) return std::numeric_limits<R>::quiet_NaN();  // P_n's coefficients overflow long before
-    L p[2 * 128 + 2] = {0, 1};                                // P_0 = c
-    for (int k = 0; k < n; ++k) {                             // P_(k+1) = -(1 + c^2) P_k'
-      L d[2 * 128 + 2] = {};
-      for (int j = 1; j <= k + 1; ++j) d[j - 1] = j * p[j];
-      for (int j = 0; j <= k + 2; ++j) p[j] = -(d[j] + (j >= 2 ? d[j - 2] : 0));
+    constexpr int max_order = 256;  // P_n's coefficients overflow long before
+    if (n > max_order) return std::numeric_limits<R>::quiet_NaN();
+    // P_(k+1) = -(1 + c^2) P_k': coefficient j is -((j + 1) p_(j+1) + (j - 1) p_(j-1)), from P_k's
+    // coefficients in one array into the other (both zero beyond the degree; P_k reads up to k + 3)
+    L coef[2][max_order + 4] = {{0, 1}, {}};  // P_0 = c
+    for (int k = 0; k < n; ++k) {
+      L const* p = coef[k % 2];
+      L* q = coef[(k + 1) % 2];
+      for (int j = 0; j <= k + 2; ++j) q[j] = -((j + 1) * p[j + 1] + (j >= 2 ? (j - 1) * p[j - 1] : 0));
     }
+    L const* p = coef[n % 2];
     L poly = 0;
     for (int j = n + 1; j >= 0; --j) poly = poly * c + p[j];
     L const reflected = polygamma_value<L>(n, 1 - x);
