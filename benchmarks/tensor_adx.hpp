@@ -126,17 +126,14 @@ struct tensor_form<advection> {
   template <class S>
   S operator()(tensor<S> const& x) const {
     constexpr long n = advection::n;
-    constexpr double c = advection::c;
+    // the flux between two cells, as an unevaluated expression: fused into the update
+    auto flux = [](auto const& l, auto const& r) { return 0.5 * advection::c * (l + r + advection::c * (l - r)); };
     tensor<S> q = x;
     for (int step = 0; step < advection::steps; ++step) {
-      tensor<S> const l = q.slice(0, 0, n - 1), r = q.slice(0, 1, n);
-      tensor<S> const flux = 0.5 * c * (l + r + c * (l - r));                                            // [n-1]
-      tensor<S> const inner = q.slice(0, 1, n - 1) + flux.slice(0, 0, n - 2) - flux.slice(0, 1, n - 1);  // [n-2]
+      tensor<S> const left = q.slice(0, 0, n - 2), mid = q.slice(0, 1, n - 1), right = q.slice(0, 2, n);
+      tensor<S> const inner = mid + flux(left, mid) - flux(mid, right);  // cells 1 .. n-2
       // periodic boundary: q = [inner[n-3], inner..., inner[0]]
-      S* qp = q.data();
-      std::copy(inner.begin(), inner.end(), qp + 1);
-      qp[0] = qp[n - 2];
-      qp[n - 1] = qp[1];
+      q = adx::concat({inner.slice(0, n - 3, n - 2), inner, inner.slice(0, 0, 1)});
     }
     return sum(q * q);
   }

@@ -1,6 +1,8 @@
-// adx: the tensor layer (tensor<S>, fused elementwise expressions, reductions, matmul, printing).
+// adx: the tensor layer (tensor<S>, fused elementwise expressions, reductions, matmul, concat,
+// printing).
 #pragma once
 #include "adx/rules.hpp"  // the gamma family (kept out of the internal headers)
+#include "adx/tensor/concat.hpp"
 #include "adx/tensor/elementwise.hpp"
 #include "adx/tensor/gemm.hpp"
 #include "adx/tensor/linalg.hpp"

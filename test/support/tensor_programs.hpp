@@ -46,6 +46,10 @@ enum class top : std::uint8_t {
   flatten,       // a.reshape({-1})
   scaled_sum,    // sum or mean of a * s + square(a - s), s = b.item(): a fused reduction whose
                  // scalar operand appears twice (its partials are summed while recording)
+  concat,        // concat({a, b}, axis), or concat({a, a}, axis) when b does not fit
+  stencil,       // k l - r + (l - 0.25 r) / 2 (+ b.item() if b has one element), l and r the
+                 // slices [0, d-1) and [1, d) of a along an axis: a linear expression whose
+                 // operands repeat (one partial per operand, merged)
   count
 };
 enum class unary_fn : std::uint8_t {
@@ -212,6 +216,15 @@ tensor<S> apply_tnode(tnode const& n, std::vector<tensor<S>> const& v) {
       auto const e = a * s + square(a - s);
       return tensor<S>::scalar(n.f == 0 ? S(sum(e)) : S(mean(e)));
     }
+    case top::concat:
+      return adx::concat({a, b}, n.axis);
+    case top::stencil: {
+      long const d = static_cast<long>(a.dim(n.axis));
+      tensor<S> const l = a.slice(n.axis, 0, d - 1), r = a.slice(n.axis, 1, d);
+      auto const e = n.k * l - r + (l - 0.25 * r) / 2.0;
+      if (b.size() == 1) return tensor<S>(e + b.item());
+      return tensor<S>(e);
+    }
     case top::count:
       break;
   }
@@ -299,6 +312,13 @@ inline std::ostream& operator<<(std::ostream& os, tprogram const& p) {
       case top::scaled_sum:
         os << (n.f == 0 ? "sum" : "mean") << "(t" << n.a << " * s + square(t" << n.a << " - s)), s = t" << n.b
            << ".item()";
+        break;
+      case top::concat:
+        os << "concat({t" << n.a << ", t" << n.b << "}, axis " << n.axis << ")";
+        break;
+      case top::stencil:
+        os << n.k << " * l - r + (l - 0.25 * r) / 2, l, r = t" << n.a << "[0 : d-1], t" << n.a << "[1 : d] on axis "
+           << n.axis << " (+ t" << n.b << ".item() if one element)";
         break;
       case top::count:
         break;
@@ -414,6 +434,26 @@ tprogram generate(Source& src, unsigned max_nodes = 16) {
           if (val[nd.b].size() != 1) continue;
           break;
         }
+        case top::concat: {
+          if (sa.rank() == 0) continue;
+          nd.axis = static_cast<long>(src.pick(static_cast<unsigned>(sa.rank())));
+          nd.b = operand();
+          shape const& sb = val[nd.b].shape();
+          bool fits = sb.rank() == sa.rank();
+          for (std::size_t d = 0; fits && d < sa.rank(); ++d)
+            fits = d == static_cast<std::size_t>(nd.axis) || sa[d] == sb[d];
+          if (!fits) nd.b = nd.a;
+          if (src.pick(2)) nd.axis -= static_cast<long>(sa.rank());
+          break;
+        }
+        case top::stencil: {
+          if (sa.rank() == 0) continue;
+          nd.axis = static_cast<long>(src.pick(static_cast<unsigned>(sa.rank())));
+          if (sa[static_cast<std::size_t>(nd.axis)] < 2) continue;
+          nd.k = src.uniform(-2, 2);
+          nd.b = operand();
+          break;
+        }
         case top::count:
           continue;
       }
@@ -430,7 +470,9 @@ tprogram generate(Source& src, unsigned max_nodes = 16) {
       nd.a = static_cast<std::uint16_t>(val.size() - 1);
     }
     ++uses[nd.a];
-    if (nd.o == top::binary || nd.o == top::scale_by || nd.o == top::matmul || nd.o == top::scaled_sum) ++uses[nd.b];
+    if (nd.o == top::binary || nd.o == top::scale_by || nd.o == top::matmul || nd.o == top::scaled_sum ||
+        nd.o == top::concat || (nd.o == top::stencil && val[nd.b].size() == 1))
+      ++uses[nd.b];
     val.push_back(apply_tnode(nd, val));
     p.nodes.push_back(std::move(nd));
     uses.push_back(0);

@@ -49,6 +49,9 @@ struct tensor_leaf {
     value_type_t<S> const* v = nullptr;
     index_type first = 0;
     epoch_type epoch = 0;
+    /// For value_flat (set by a linear node's evaluation): element k's value is read[k * step].
+    value_type_t<S> const* read = nullptr;
+    std::size_t step = 0;
   };
   [[no_unique_address]] std::conditional_t<is_reverse_v<S>, kept_values, std::tuple<>> kept{};
 
@@ -76,6 +79,14 @@ struct tensor_leaf {
   void for_each_element(F&& f) const {
     for (std::size_t i = 0; i < t.size(); ++i) f(t.data()[i]);
   }
+  /// The value of the element at a flat position, without its variable: for vars through the
+  /// read pointer a linear node's evaluation set (no test per element).
+  ADX_ALWAYS_INLINE auto value_flat(std::size_t i) const noexcept {
+    if constexpr (is_reverse_v<S>)
+      return kept.read[i * kept.step];
+    else
+      return e[single ? 0 : i];
+  }
 
  private:
   ADX_ALWAYS_INLINE decltype(auto) element(std::size_t k) const noexcept {
@@ -99,6 +110,7 @@ struct scalar_leaf {
   void for_each_element(F&& f) const {
     f(v);
   }
+  ADX_ALWAYS_INLINE decltype(auto) value_flat(std::size_t) const noexcept { return value_of(v); }
 };
 
 template <class E>
@@ -142,10 +154,30 @@ class tensor_expr : public detail::tensor_tag {
     return ops_.apply([&](auto const&... op)
                           ADX_INLINE_LAMBDA { return detail::make_expr_inline<Rule>(op.at_index(idx, rank)...); });
   }
+  /// The element's value at a flat position, from the operands' values by the rules' value
+  /// functions: the same numbers as at_flat(i).val() without building the element. (For element
+  /// types var<T>, T a plain number, as the linear node uses it: an element expression holds
+  /// its plain-number operands as T, detail::wrap, so they are converted here too.)
+  ADX_ALWAYS_INLINE auto value_flat(std::size_t i) const {
+    if constexpr (ad_operand<element_type>) {
+      using V = value_type_t<element_type>;
+      return ops_.apply([&](auto const&... op) ADX_INLINE_LAMBDA {
+        return detail::evaluate_rule<Rule, V>(static_cast<V>(op.value_flat(i))...);
+      });
+    } else {
+      return ops_.apply([&](auto const&... op) ADX_INLINE_LAMBDA {
+        return detail::evaluate_rule<Rule, element_type>(op.value_flat(i)...);
+      });
+    }
+  }
   /// Calls f on each operand (a leaf or a sub-expression), left to right.
   template <class F>
   void visit_operands(F&& f) const {
     ops_.apply([&](auto const&... op) { (f(op), ...); });
+  }
+  template <class F>
+  void visit_operands(F&& f) {
+    ops_.apply([&](auto&... op) { (f(op), ...); });
   }
   /// Calls f on every element of every operand (AD scalars and numbers alike).
   template <class F>
@@ -425,6 +457,146 @@ struct elementwise_node final : tape<T>::node {
   }
 };
 
+// ---- linear expressions: one partial per operand ----------------------------------------------
+
+/// Whether the element expression of E is linear in its operands at S's level with constant
+/// coefficients: built from +, -, unary -, and * or / by a plain number, so that every element's
+/// partials are the same numbers (`0.5 * c * (l + r + c * (l - r))`). Its node then keeps one
+/// partial per operand instead of one per element and operand.
+template <class S, class E>
+struct linear_in : std::false_type {};
+template <class S, class X>
+struct linear_in<S, tensor_leaf<X>> : std::true_type {};
+template <class S, class X>
+struct linear_in<S, scalar_leaf<X>> : std::true_type {};
+/// A coefficient: a plain number, the same for every element.
+template <class X>
+inline constexpr bool coefficient_leaf = false;
+template <class X>
+inline constexpr bool coefficient_leaf<scalar_leaf<X>> = std::is_arithmetic_v<X>;
+template <class S, class A>
+struct linear_in<S, tensor_expr<neg_rule, A>> : linear_in<S, A> {};
+template <class S, class A, class B>
+struct linear_in<S, tensor_expr<add_rule, A, B>>
+    : std::bool_constant<linear_in<S, A>::value && linear_in<S, B>::value> {};
+template <class S, class A, class B>
+struct linear_in<S, tensor_expr<sub_rule, A, B>>
+    : std::bool_constant<linear_in<S, A>::value && linear_in<S, B>::value> {};
+template <class S, class A, class B>
+struct linear_in<S, tensor_expr<mul_rule, A, B>> : std::bool_constant<(coefficient_leaf<A> && linear_in<S, B>::value) ||
+                                                                      (linear_in<S, A>::value && coefficient_leaf<B>)> {
+};
+template <class S, class A, class B>
+struct linear_in<S, tensor_expr<div_rule, A, B>> : std::bool_constant<linear_in<S, A>::value && coefficient_leaf<B>> {};
+
+/// Calls f(leaf) for every operand leaf at S's level in E, in push order (active_leaves' order).
+template <class S, class X, class F>
+void for_each_active_leaf(tensor_leaf<X>& l, F& f) {
+  if constexpr (at_level_of<S, X>) f(l);
+}
+template <class S, class X, class F>
+void for_each_active_leaf(scalar_leaf<X>& l, F& f) {
+  if constexpr (at_level_of<S, X>) f(l);
+}
+template <class S, class Rule, class... Ops, class F>
+void for_each_active_leaf(tensor_expr<Rule, Ops...>& e, F& f) {
+  if constexpr (at_level_of<S, typename tensor_expr<Rule, Ops...>::element_type>)
+    e.visit_operands([&](auto& op) { for_each_active_leaf<S>(op, f); });
+}
+
+/// The tape node of a linear elementwise expression (linear_in) over var<T> elements, T a plain
+/// number: per operand one partial and how its indices run over the elements, which the
+/// operand's tensor tells before the loop: a block of variables read in order (index first + i),
+/// one variable read by every element (broadcast), or otherwise its indices element by element
+/// (general). Operands that are the same block or the same variable are merged (their partials
+/// added). The forward pass computes the values only; the backward pass is one multiply-add
+/// loop per operand.
+template <class T>
+struct linear_node final : tape<T>::node {
+  enum class operand_kind : std::uint8_t { general, broadcast, block };
+  struct operand {
+    operand_kind kind;
+    index_type first;     ///< block: the index of element 0; broadcast: the variable's index
+    index_type* indices;  ///< general: each element's index
+    T partial;
+  };
+  std::size_t n = 0;
+  std::size_t count = 0;
+  operand* ops;
+
+  linear_node(tape<T>& tp, std::size_t elements, std::size_t k)
+      : n(elements), ops(tp.template node_array<operand>(k)) {}
+
+  /// Adds an operand; a block or a variable seen before gets its partial added instead.
+  void add(operand_kind kind, index_type first, index_type* indices, T partial) {
+    if (kind != operand_kind::general)
+      for (std::size_t j = 0; j < count; ++j)
+        if (ops[j].kind == kind && ops[j].first == first) {
+          ops[j].partial += partial;
+          return;
+        }
+    ops[count++] = operand{kind, first, indices, partial};
+  }
+
+  void backward(T* adj) const override {
+    T const* a = adj + this->first;
+    for (std::size_t j = 0; j < count; ++j) {
+      operand const& o = ops[j];
+      T const p = o.partial;
+      switch (o.kind) {
+        case operand_kind::broadcast: {
+          T s0 = 0, s1 = 0, s2 = 0, s3 = 0;  // four sums: no single dependency chain
+          std::size_t i = 0;
+          for (; i + 4 <= n; i += 4) {
+            s0 += a[i];
+            s1 += a[i + 1];
+            s2 += a[i + 2];
+            s3 += a[i + 3];
+          }
+          for (; i < n; ++i) s0 += a[i];
+          adj[o.first] += p * ((s0 + s1) + (s2 + s3));
+          break;
+        }
+        case operand_kind::block: {
+          T* d = adj + o.first;
+          for (std::size_t i = 0; i < n; ++i) d[i] += p * a[i];
+          break;
+        }
+        case operand_kind::general:
+          for (std::size_t i = 0; i < n; ++i) adj[o.indices[i]] += p * a[i];
+          break;
+      }
+    }
+  }
+  void mark_inputs(std::uint8_t* reached) const override {
+    for (std::size_t j = 0; j < count; ++j) {
+      operand const& o = ops[j];
+      if (o.kind == operand_kind::general)
+        for (std::size_t i = 0; i < n; ++i) reached[o.indices[i]] = 1;
+      else if (o.kind == operand_kind::block)
+        std::fill_n(reached + o.first, n, std::uint8_t{1});
+      else
+        reached[o.first] = 1;
+    }
+  }
+  std::size_t bytes() const noexcept override {
+    std::size_t b = count * sizeof(operand);
+    for (std::size_t j = 0; j < count; ++j)
+      if (ops[j].kind == operand_kind::general) b += n * sizeof(index_type);
+    return b;
+  }
+};
+
+/// Receives the partials of one element of a linear expression, by push position.
+template <class T, std::size_t K>
+struct partial_writer {
+  std::array<T, K> partial{};
+  template <std::size_t J>
+  ADX_ALWAYS_INLINE void add_at(index_type, epoch_type, T const& p) {
+    std::get<J>(partial) = p;
+  }
+};
+
 /// Steps a row-major multi-index over shape sh (the last axis fastest).
 inline void next_index(stride_array& idx, adx::shape const& sh) noexcept {
   for (std::size_t d = sh.rank(); d-- > 0;) {
@@ -474,6 +646,145 @@ void check_operands_live(E const& expr, Tape const& tp) {
   });
 }
 
+template <class X>
+inline constexpr bool is_scalar_leaf = false;
+template <class X>
+inline constexpr bool is_scalar_leaf<scalar_leaf<X>> = true;
+
+/// evaluate_elementwise for a linear expression (linear_in) over var<T>, T a plain number: a
+/// linear_node. Element 0's push gives the partials; each operand's tensor tells how its
+/// indices run; the loop over the elements computes the values only. (For a flat read it takes
+/// the values through pointers set here, without a test per element and operand.)
+template <class R, class E, class T>
+tensor<R> evaluate_linear(E& expr, adx::shape const& sh, bool flat, tape<T>& tp) {
+  using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
+  using node_type = linear_node<T>;
+  using kind = typename node_type::operand_kind;
+  constexpr std::size_t K = element_expr::n_active;
+  std::size_t const n = sh.size();
+  std::size_t const rank = sh.rank();
+  partial_writer<T, K> pw;
+  if (flat) {
+    expr.at_flat(0).push(pw);
+  } else {
+    stride_array const origin{};
+    expr.at_index(origin, rank).push(pw);
+  }
+  auto const cp = tp.checkpoint();
+  auto nd = std::make_unique<node_type>(tp, n, K);
+  auto& node = *nd;  // the node does not move once the tape owns it
+  index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
+  epoch_type const ep = tp.epoch();
+  index_type any_index = 0;
+  std::uint64_t stray_epoch = 0;
+  std::shared_ptr<T[]> values = std::make_shared_for_overwrite<T[]>(n);
+  T* const v = values.get();
+  std::vector<std::unique_ptr<T[]>> gathered;  // the values of operands read element by element
+  try {
+    std::size_t j = 0;
+    auto leaf = [&](auto& l) {
+      T const p = pw.partial[j++];
+      auto note = [&](kind k, index_type i, epoch_type e, index_type* ix) {
+        any_index |= i;
+        stray_epoch |= stray_epoch_bits(e, ep);
+        node.add(k, i, ix, p);
+      };
+      if constexpr (is_scalar_leaf<std::remove_cvref_t<decltype(l)>>) {
+        note(kind::broadcast, l.v.index(), l.v.epoch(), nullptr);
+      } else if (l.single) {
+        auto const x = l.at_flat(0);
+        note(kind::broadcast, x.index(), x.epoch(), nullptr);
+        l.kept.read = l.kept.v ? l.kept.v : &l.e[0].val();
+        l.kept.step = 0;
+      } else if (l.kept.v && l.shape() == sh) {
+        note(kind::block, l.kept.first, l.kept.epoch, nullptr);
+        l.kept.read = l.kept.v;
+        l.kept.step = 1;
+      } else {
+        index_type* const ix = tp.template node_array<index_type>(n);
+        T* const xv = gathered.emplace_back(std::make_unique_for_overwrite<T[]>(n)).get();
+        index_type any = 0;
+        std::uint64_t stray = 0;
+        auto take = [&](std::size_t i, auto const& x) {
+          ix[i] = x.index();
+          xv[i] = x.val();
+          any |= x.index();
+          stray |= stray_epoch_bits(x.epoch(), ep);
+        };
+        if (flat) {
+          for (std::size_t i = 0; i < n; ++i) take(i, l.at_flat(i));
+        } else {
+          stride_array idx{};
+          for (std::size_t i = 0; i < n; ++i) {
+            take(i, l.at_index(idx, rank));
+            next_index(idx, sh);
+          }
+        }
+        any_index |= any;
+        stray_epoch |= stray;
+        node.add(kind::general, 0, ix, p);
+        l.kept.read = xv;
+        l.kept.step = 1;
+      }
+    };
+    for_each_active_leaf<R>(expr, leaf);
+    if (flat)
+      for (std::size_t i = 0; i < n; ++i) v[i] = expr.value_flat(i);
+    else
+      visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA { v[i] = e.val(); });
+    if (stray_epoch != 0) check_operands_live<R>(expr, tp);
+  } catch (...) {
+    tp.rollback(cp);
+    throw;
+  }
+  if (any_index == 0) {  // constants only: no node, constant results
+    tp.rollback(cp);
+    return tensor<R>::generate(sh, [&](std::size_t i) { return R::constant(v[i]); });
+  }
+  return tensor_access::from_block<R>(sh, std::shared_ptr<T const>(std::move(values), v), first, ep);
+}
+
+/// evaluate_elementwise over var<T> elements: ONE elementwise_node. The node is recorded first
+/// (its outputs' indices are needed) and filled in one pass. If an operand turns out to be
+/// stale, or none is active, the node is dropped again.
+template <class R, class E, class T>
+tensor<R> evaluate_recorded(E const& expr, adx::shape const& sh, bool flat, tape<T>& tp) {
+  using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
+  std::size_t const n = sh.size();
+  auto const cp = tp.checkpoint();
+  auto nd = std::make_unique<elementwise_node<T>>(tp, n, element_expr::n_active);
+  index_type* const index = nd->stored.index;
+  T* const partial = nd->stored.partial;
+  index_type any_index = 0;
+  std::uint64_t stray_epoch = 0;
+  // the outputs are one block: kept as their values beside it (detail::var_values)
+  std::shared_ptr<T[]> values = std::make_shared_for_overwrite<T[]>(n);
+  T* const v = values.get();
+  auto& node = *nd;  // the node does not move once the tape owns it
+  index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
+  epoch_type const ep = tp.epoch();
+  try {
+    visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
+      // a writer per element, whose address never escapes: it stays in registers
+      typename elementwise_node<T>::template writer<element_expr::n_active> w{index, partial, n, i, ep};
+      e.push(w);
+      any_index |= w.any_index;
+      stray_epoch |= w.stray_epoch;
+      v[i] = e.val();
+    });
+    if (stray_epoch != 0) check_operands_live<R>(expr, tp);
+  } catch (...) {
+    tp.rollback(cp);
+    throw;
+  }
+  if (any_index == 0) {  // constants only: no node, constant results
+    tp.rollback(cp);
+    return tensor<R>::generate(sh, [&](std::size_t i) { return R::constant(v[i]); });
+  }
+  node.classify();
+  return tensor_access::from_block<R>(sh, std::shared_ptr<T const>(std::move(values), v), first, ep);
+}
+
 /// Runs the loop: one pass over the result. For var<T> elements the expression becomes ONE
 /// tape node (values now, partials in the sweep); otherwise each element is built from its
 /// scalar expression (plain values, or value and tangent for dual).
@@ -488,42 +799,10 @@ auto evaluate_elementwise(E expr) {
     auto& tp = tape<T>::current();
     if (sh.size() == 0 || !grad_enabled())
       return generate_elements<R>(expr, sh, flat, [](std::size_t, auto const& e) { return R::constant(e.val()); });
-    using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
-    std::size_t const n = sh.size();
-    // The node is recorded first (its outputs' indices are needed) and filled in one pass. If
-    // an operand turns out to be stale, or none is active, the node is dropped again.
-    auto const cp = tp.checkpoint();
-    auto nd = std::make_unique<elementwise_node<T>>(tp, n, element_expr::n_active);
-    index_type* const index = nd->stored.index;
-    T* const partial = nd->stored.partial;
-    index_type any_index = 0;
-    std::uint64_t stray_epoch = 0;
-    // the outputs are one block: kept as their values beside it (detail::var_values)
-    std::shared_ptr<T[]> values = std::make_shared_for_overwrite<T[]>(n);
-    T* const v = values.get();
-    auto& node = *nd;  // the node does not move once the tape owns it
-    index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
-    epoch_type const ep = tp.epoch();
-    try {
-      visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
-        // a writer per element, whose address never escapes: it stays in registers
-        typename elementwise_node<T>::template writer<element_expr::n_active> w{index, partial, n, i, ep};
-        e.push(w);
-        any_index |= w.any_index;
-        stray_epoch |= w.stray_epoch;
-        v[i] = e.val();
-      });
-      if (stray_epoch != 0) check_operands_live<R>(expr, tp);
-    } catch (...) {
-      tp.rollback(cp);
-      throw;
-    }
-    if (any_index == 0) {  // constants only: no node, constant results
-      tp.rollback(cp);
-      return tensor<R>::generate(sh, [&](std::size_t i) { return R::constant(v[i]); });
-    }
-    node.classify();
-    return tensor_access::from_block<R>(sh, std::shared_ptr<T const>(std::move(values), v), first, ep);
+    if constexpr (std::is_arithmetic_v<T> && linear_in<R, E>::value)
+      return evaluate_linear<R>(expr, sh, flat, tp);
+    else
+      return evaluate_recorded<R>(expr, sh, flat, tp);
   } else {
     return generate_elements<R>(expr, sh, flat, [](std::size_t, auto&& e) { return R(e); });
   }

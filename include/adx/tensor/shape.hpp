@@ -120,6 +120,8 @@ inline std::size_t normalize_axis(char const* op, long axis, shape const& s) {
 /// The numpy broadcast of two shapes (trailing dimensions aligned, 1 stretches); throws
 /// shape_error naming `op` and both shapes when they are incompatible.
 inline shape broadcast_shapes(shape const& a, shape const& b, char const* op = "broadcast") {
+  if (a == b || b.rank() == 0) return a;  // the common cases, first
+  if (a.rank() == 0) return b;
   std::size_t const r = std::max(a.rank(), b.rank());
   shape out;
   for (std::size_t i = 0; i < r; ++i) {

@@ -237,11 +237,11 @@ class tensor : public detail::tensor_tag {
 
   /// Evaluates an elementwise expression (one fused loop; for var elements one tape node).
   /// `where` (the line that asked) is for anomaly mode (reverse/anomaly.hpp).
+  /// (Taken by value: a temporary expression is moved in, its tensors' buffers with it.)
   template <class E>
-  requires(tensor_operand<E> && !tensor_type<E>)
-      tensor(E const& e, source_location where = source_location::current()) {
+  requires(tensor_operand<E> && !tensor_type<E>) tensor(E e, source_location where = source_location::current()) {
     detail::anomaly_site_guard site(where);
-    auto r = detail::evaluate_elementwise(e);
+    auto r = detail::evaluate_elementwise(std::move(e));
     if constexpr (std::is_same_v<decltype(r), tensor>)
       *this = std::move(r);
     else

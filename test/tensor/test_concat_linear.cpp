@@ -1,0 +1,272 @@
+// Tensors: concat and stack in every mode, and linear elementwise expressions over var<T>
+// (one partial per operand: linear_node) against the general node, forward mode and finite
+// differences.
+#include <adx/adx.hpp>
+#include <string>
+#include <vector>
+
+#include "support/check.hpp"
+
+using namespace adx;
+using adx_test::close;
+
+namespace {
+
+/// The gradient of f at x0 by central finite differences.
+template <class F>
+std::vector<double> fd_gradient(F const& f, tensor<double> const& x0, double h = 1e-6) {
+  std::vector<double> g(x0.size());
+  for (std::size_t i = 0; i < x0.size(); ++i) {
+    tensor<double> up = x0, down = x0;
+    up[i] += h;
+    down[i] -= h;
+    g[i] = (f(up) - f(down)) / (2 * h);
+  }
+  return g;
+}
+
+/// The gradient of f at x0 by reverse mode (one sweep).
+template <class F>
+std::vector<double> reverse_gradient(F const& f, tensor<double> const& x0) {
+  tape_scope<var<double>> scope;
+  tensor<var<double>> x(x0);
+  var<double> y = f(x);
+  backward(y);
+  tensor<double> const g = adjoints(x);
+  return {g.begin(), g.end()};
+}
+
+/// The gradient of f at x0 by forward mode (one dual pass per element).
+template <class F>
+std::vector<double> forward_gradient(F const& f, tensor<double> const& x0) {
+  std::vector<double> g(x0.size());
+  for (std::size_t i = 0; i < x0.size(); ++i) {
+    tensor<dual<double>> x(x0.shape());
+    for (std::size_t k = 0; k < x0.size(); ++k) x[k] = dual<double>(x0[k], k == i ? 1.0 : 0.0);
+    g[i] = f(x).tangent();
+  }
+  return g;
+}
+
+/// reverse = forward = finite differences for f at x0.
+template <class F>
+void check_gradient(F const& f, tensor<double> const& x0) {
+  auto const r = reverse_gradient(f, x0), fw = forward_gradient(f, x0), fd = fd_gradient(f, x0);
+  for (std::size_t i = 0; i < x0.size(); ++i) {
+    INFO("element " << i << ": reverse " << r[i] << ", forward " << fw[i] << ", fd " << fd[i]);
+    CHECK(close(r[i], fw[i], 1e-13, 1e-13));
+    CHECK(close(r[i], fd[i], 1e-7, 1e-7));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("concat and stack: values and shapes, along every axis") {
+  tensor<double> const a{{1, 2, 3}, {4, 5, 6}}, b{{7, 8, 9}}, c(shape{2, 1}, std::vector<double>{10, 11});
+  tensor<double> const r0 = concat({a, b});
+  CHECK(r0.shape() == shape{3, 3});
+  CHECK(r0(2, 0) == 7);
+  CHECK(r0(1, 2) == 6);
+  tensor<double> const r1 = concat({a, c, a}, -1);
+  CHECK(r1.shape() == shape{2, 7});
+  std::vector<double> const want1{1, 2, 3, 10, 1, 2, 3, 4, 5, 6, 11, 4, 5, 6};
+  for (std::size_t i = 0; i < want1.size(); ++i) CHECK(r1[i] == want1[i]);
+  tensor<double> const one = concat({a});
+  CHECK(one.shape() == a.shape());
+  CHECK(one(1, 1) == 5);
+
+  tensor<double> const s0 = stack({a, tensor<double>(a * 2.0)}), s1 = stack({a, tensor<double>(a * 2.0)}, 1),
+                       s2 = stack({a, tensor<double>(a * 2.0)}, -1);
+  CHECK(s0.shape() == shape{2, 2, 3});
+  CHECK(s1.shape() == shape{2, 2, 3});
+  CHECK(s2.shape() == shape{2, 3, 2});
+  CHECK(s0(1, 0, 2) == 6);
+  CHECK(s1(0, 1, 2) == 6);
+  CHECK(s1(1, 0, 0) == 4);
+  CHECK(s2(1, 2, 1) == 12);
+  CHECK(s2(0, 1, 0) == 2);
+  tensor<double> const v = stack({tensor<double>::scalar(1.5), tensor<double>::scalar(2.5)});
+  CHECK(v.shape() == shape{2});
+  CHECK(v[1] == 2.5);
+}
+
+TEST_CASE("concat and stack: errors name the operation and the shapes") {
+  tensor<double> const a{{1, 2, 3}, {4, 5, 6}}, b{1, 2, 3}, d{{1, 2}, {3, 4}};
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (shape_error const& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message([&] { (void)concat({a, b}); }) == "adx: concat: the tensors' ranks differ (shapes [2, 3] and [3])");
+  CHECK(message([&] {
+          (void)concat({a, d}, 0);
+        }) == "adx: concat: the tensors' extents differ off axis 0 (shapes [2, 3] and [2, 2])");
+  CHECK(message([&] { (void)concat({a, d}, 2); }) == "adx: concat: axis 2 is out of range for rank 2 (shape [2, 3])");
+  CHECK(message([&] { (void)concat(std::vector<tensor<double>>{}); }) == "adx: concat: needs at least one tensor");
+  CHECK(message([&] { (void)concat({tensor<double>::scalar(1)}); }) ==
+        "adx: concat: rank-0 tensors have no axis to join along (shape [])");
+  CHECK(message([&] { (void)stack({a, d}); }) == "adx: stack: the tensors' shapes differ (shapes [2, 3] and [2, 2])");
+  CHECK(message([&] {
+          (void)stack({a, a}, 3);
+        }) == "adx: stack: axis 3 is out of range for the result's rank 3 (shape [2, 3])");
+  CHECK(message([&] {
+          (void)stack({a, a}, -4);
+        }) == "adx: stack: axis -4 is out of range for the result's rank 3 (shape [2, 3])");
+  CHECK(message([&] { (void)stack<double>({}); }) == "adx: stack: needs at least one tensor");
+}
+
+TEST_CASE("concat of var tensors is one node whose outputs are one block; gradients in every mode") {
+  tensor<double> const x0{{0.5, -1.2, 2.0}, {0.3, 0.9, -0.4}};
+  // blocks, a product's outputs, elements of their own (a transpose) and a constant part
+  auto f = [](auto const& x) {
+    using S = typename std::remove_cvref_t<decltype(x)>::value_type;
+    tensor<S> const y = sin(x) * x;
+    tensor<S> const t = x.transpose().reshape({2, 3});                   // elements of its own
+    tensor<S> const k(shape{1, 3}, detail::constant<S>(2.0));            // constants
+    tensor<S> const c = concat({y, t, k, x.slice(0, 1, 2)});             // [6, 3]
+    tensor<S> const s = stack({c.slice(1, 0, 1), c.slice(1, 2, 3)}, 2);  // [6, 1, 2]
+    return S(sum(s * s * arange(12.0, 0.0, -1.0).reshape({6, 1, 2})));
+  };
+  check_gradient(f, x0);
+
+  tape_scope<var<double>> scope;
+  auto& tp = tape<double>::current();
+  tensor<var<double>> x(x0);
+  tensor<var<double>> const y = x * 2.0;
+  auto const s0 = tp.stats();
+  tensor<var<double>> const c = concat({y, x, y}, 1);  // [2, 9]
+  auto const s1 = tp.stats();
+  CHECK(s1.nodes - s0.nodes == 1);
+  CHECK(s1.indices - s0.indices == 18);
+  CHECK(s1.node_bytes - s0.node_bytes == 18 * sizeof(index_type));
+  CHECK(c(1, 0).index() + 17 == c(1, 8).index() + 9);  // one block, row-major
+  CHECK(c(1, 5).value() == x0(1, 2));
+  CHECK(c(0, 7).value() == 2 * x0(0, 1));
+
+  // constants only: no node; no_grad: the same variables, no node
+  auto const s2 = tp.stats();
+  tensor<var<double>> const k =
+      concat({tensor<var<double>>(shape{2}, var<double>::constant(1.0)), tensor<var<double>>(shape{1})});
+  CHECK(tp.stats().nodes == s2.nodes);
+  CHECK(k[0].index() == 0);
+  CHECK(k[0].value() == 1.0);
+  {
+    no_grad ng;
+    tensor<var<double>> const u = concat({x, x});
+    CHECK(u[7].index() == x[1].index());
+  }
+  CHECK(tp.stats().nodes == s2.nodes);
+}
+
+TEST_CASE("concat over nested and forward elements: Hessians") {
+  // f = sum(concat(x, x^2)^2 * w): the Hessian by reverse-over-reverse against forward-over-forward
+  tensor<double> const x0{0.7, -0.3, 1.1};
+  auto f = [](auto const& x) {
+    using S = typename std::remove_cvref_t<decltype(x)>::value_type;
+    tensor<S> const c = concat({x, tensor<S>(x * x)});
+    return S(sum(c * c * tensor<double>{1.0, 2.0, 3.0, 4.0, 5.0, 6.0}));
+  };
+  tape_scope<var<var<double>>> scope;
+  tensor<var<var<double>>> x(x0);
+  var<var<double>> y = f(x);
+  backward(y);
+  for (std::size_t i = 0; i < 3; ++i) {
+    var<double> gi = x[i].adjoint();
+    backward(gi);
+    for (std::size_t j = 0; j < 3; ++j) {
+      tensor<dual<dual<double>>> xd(x0.shape());
+      for (std::size_t k = 0; k < 3; ++k)
+        xd[k] = dual<dual<double>>(dual<double>(x0[k], k == i ? 1.0 : 0.0), dual<double>(k == j ? 1.0 : 0.0, 0.0));
+      double const want = f(xd).tangent().tangent();
+      INFO("H(" << i << ", " << j << ")");
+      CHECK(close(x[j].value().adjoint(), want, 1e-13, 1e-13));
+    }
+  }
+}
+
+TEST_CASE("a linear expression over var<double> keeps one partial per operand") {
+  tape_scope<var<double>> scope;
+  auto& tp = tape<double>::current();
+  tensor<double> const a0{{0.5, -1.0, 2.0, 0.25}, {1.5, 0.75, -0.5, 3.0}},
+      b0{{2.0, 1.0, -1.0, 0.5}, {0.1, 0.2, 0.3, 0.4}};
+  tensor<var<double>> a(a0), b(b0);
+  var<double> s(0.75);
+  auto const s0 = tp.stats();
+  // a twice (merged: partial 2 - 3 / 4), b once, s broadcast: three operands, one partial each
+  tensor<var<double>> const y = 2.0 * a + (b - a * 3.0) / 4.0 - s;
+  auto const s1 = tp.stats();
+  CHECK(s1.nodes - s0.nodes == 1);
+  std::size_t const operand_bytes = s1.node_bytes - s0.node_bytes;
+  CHECK(operand_bytes < 3 * 32);  // no per-element storage
+  for (std::size_t i = 0; i < 8; ++i) CHECK(y[i].value() == 2.0 * a0[i] + (b0[i] - a0[i] * 3.0) / 4.0 - 0.75);
+  tensor<double> const w{{1, 2, 3, 4}, {5, 6, 7, 8}};
+  var<double> l = sum(y * w);
+  backward(l);
+  for (std::size_t i = 0; i < 8; ++i) {
+    CHECK(a[i].adjoint() == (2.0 - 3.0 / 4.0) * w[i]);
+    CHECK(b[i].adjoint() == w[i] / 4.0);
+  }
+  CHECK(s.adjoint() == -36.0);
+
+  // operands read element by element (a transpose: elements of its own) and broadcast along an
+  // axis (not flat): indices element by element, the same values and gradients as the general node
+  tensor<var<double>> const at = tensor<var<double>>(a.transpose()).transpose();
+  tensor<var<double>> const col = a.slice(1, 1, 2);  // [2, 1], read across the columns
+  tensor<var<double>> const z = at - 0.5 * col + 1.0;
+  tensor<var<double>> const zg = at * 1.0 - col * 0.5 + exp(0.0 * at);  // not linear: the general node
+  for (std::size_t i = 0; i < 8; ++i) CHECK(z[i].value() == zg[i].value());
+  var<double> lz = sum(z * w), lg = sum(zg * w);
+  backward(lz);
+  tensor<double> const gz = adjoints(a);
+  backward(lg);
+  tensor<double> const gg = adjoints(a);
+  for (std::size_t i = 0; i < 8; ++i) CHECK(gz[i] == gg[i]);
+  CHECK(gz(0, 1) == w(0, 1) - 0.5 * (w(0, 0) + w(0, 1) + w(0, 2) + w(0, 3)));
+
+  // constants only: no node
+  auto const s2 = tp.stats();
+  tensor<var<double>> const k = 2.0 * tensor<var<double>>(shape{3}, var<double>::constant(1.0)) + 1.0;
+  CHECK(tp.stats().nodes == s2.nodes);
+  CHECK(k[2].index() == 0);
+  CHECK(k[2].value() == 3.0);
+}
+
+TEST_CASE("linear expressions: float values rounded as the general node rounds them; stale operands throw") {
+  tape_scope<var<float>> scope;
+  tensor<float> const a0{0.1f, 0.7f, -1.3f, 2.9f};
+  tensor<var<float>> a(a0);
+  tensor<var<float>> const y = 0.1 * (a + 0.3 * (a - 1.7)) / 3.0;                // linear, double constants
+  tensor<var<float>> const g = 0.1 * (a + 0.3 * (a - 1.7)) / 3.0 + 0.0 * a * a;  // the general node
+  for (std::size_t i = 0; i < 4; ++i) CHECK(y[i].value() == g[i].value());
+
+  tensor<var<double>> stale;
+  {
+    tape_scope<var<double>> inner;
+    stale = tensor<var<double>>(tensor<double>{1.0, 2.0});
+  }
+  tape_scope<var<double>> outer;
+  CHECK_THROWS_AS((void)tensor<var<double>>(stale * 2.0 + 1.0), stale_variable_error);
+  CHECK_THROWS_AS((void)concat({stale, stale}), stale_variable_error);
+}
+
+TEST_CASE("linear expressions and concat: reverse = forward = finite differences (a 1-D advection)") {
+  tensor<double> x0(shape{12});
+  for (std::size_t i = 0; i < 12; ++i)
+    x0[i] = 0.5 + 0.5 * std::sin(0.6 * static_cast<double>(i)) + (i == 4 ? 0.3 : 0.0);
+  auto f = [](auto const& x) {
+    using S = typename std::remove_cvref_t<decltype(x)>::value_type;
+    constexpr long n = 12;
+    auto flux = [](auto const& l, auto const& r) { return 0.5 * 0.125 * (l + r + 0.125 * (l - r)); };
+    tensor<S> q = x;
+    for (int step = 0; step < 7; ++step) {
+      tensor<S> const left = q.slice(0, 0, n - 2), mid = q.slice(0, 1, n - 1), right = q.slice(0, 2, n);
+      tensor<S> const inner = mid + flux(left, mid) - flux(mid, right);
+      q = concat({inner.slice(0, n - 3, n - 2), inner, inner.slice(0, 0, 1)});
+    }
+    return S(sum(q * q));
+  };
+  check_gradient(f, x0);
+}
