@@ -6,7 +6,8 @@
 // expression is ONE tape node owning a contiguous block of adjoint slots: the loop computes
 // each element's value and, from the same rules, its operands' partials, which the node keeps
 // for the sweep. A broadcast operand's adjoint is summed back over the elements that read it.
-// sum(e) and mean(e) of an expression make no elementwise result (reduce.hpp).
+// A linear expression with constant coefficients has the same partials at every element: its
+// node (linear_node) keeps one per operand. sum(e) and mean(e) of an expression make no elementwise result (reduce.hpp).
 //
 // Operands are kept by value (tensors share their buffers, so this is cheap): an expression
 // never dangles, and assigning it to one of its own operands is safe.
