@@ -18,6 +18,12 @@ struct pack_slot {
   T item;
 };
 
+/// Tag: construct each operand from the prvalue a function returns (no move in between).
+struct from_makers_t {
+  explicit from_makers_t() = default;
+};
+inline constexpr from_makers_t from_makers{};
+
 template <class Seq, class... T>
 struct pack_storage;
 
@@ -26,6 +32,10 @@ struct pack_storage<std::index_sequence<I...>, T...> : pack_slot<I, T>... {
   /// Tagged, so that it never competes with copy and move construction.
   template <class... A>
   constexpr explicit pack_storage(std::in_place_t, A&&... a) : pack_slot<I, T>{std::forward<A>(a)}... {}
+  /// Operand I is made in place from make_I(): an operand that a function builds (a
+  /// sub-expression, a leaf) is never moved.
+  template <class... M>
+  constexpr explicit pack_storage(from_makers_t, M&&... make) : pack_slot<I, T>{std::forward<M>(make)()}... {}
 
   /// f(operand 0, operand 1, ...).
   template <class F>

@@ -7,7 +7,8 @@
 // each element's value and, from the same rules, its operands' partials, which the node keeps
 // for the sweep. A broadcast operand's adjoint is summed back over the elements that read it.
 // A linear expression with constant coefficients has the same partials at every element: its
-// node (linear_node) keeps one per operand. sum(e) and mean(e) of an expression make no elementwise result (reduce.hpp).
+// node (linear_node) keeps one per operand. sum(e) and mean(e) of an expression make no elementwise result
+// (reduce.hpp).
 //
 // Operands are kept by value (tensors share their buffers, so this is cheap): an expression
 // never dangles, and assigning it to one of its own operands is safe.
@@ -58,9 +59,11 @@ struct tensor_leaf {
 
   adx::shape const& shape() const noexcept { return t.shape(); }
   bool flat_readable(adx::shape const& out) const noexcept { return t.size() == 1 || t.shape() == out; }
-  void bind(adx::shape const& out) {
+  /// Prepares the reads for the result's shape `out`; `flat`: the expression is read at flat
+  /// positions only (at_flat), so no strides are needed.
+  void bind(adx::shape const& out, bool flat) {
     single = t.size() == 1;
-    bst = broadcast_strides(t.shape(), out);
+    if (!flat) bst = broadcast_strides(t.shape(), out);
     if constexpr (is_reverse_v<S>) {
       if (auto const* v = tensor_access::kept_values(t)) {
         var_block const b = tensor_access::block(t);
@@ -104,7 +107,7 @@ struct scalar_leaf {
   X v;
   adx::shape shape() const noexcept { return {}; }
   bool flat_readable(adx::shape const&) const noexcept { return true; }
-  void bind(adx::shape const&) noexcept {}
+  void bind(adx::shape const&, bool) noexcept {}
   ADX_ALWAYS_INLINE X const& at_flat(std::size_t) const noexcept { return v; }
   ADX_ALWAYS_INLINE X const& at_index(stride_array const&, std::size_t) const noexcept { return v; }
   template <class F>
@@ -133,16 +136,19 @@ class tensor_expr : public detail::tensor_tag {
  public:
   using is_tensor_expr = void;
 
-  explicit tensor_expr(Ops... ops) : ops_(std::in_place, std::move(ops)...) {
-    ops_.apply([&](auto const&... op) { ((shape_ = broadcast_shapes(shape_, op.shape(), Rule::name)), ...); });
+  explicit tensor_expr(Ops... ops) : ops_(std::in_place, std::move(ops)...) { set_shape(); }
+  /// Each operand made in place by one of `make` (make_tensor_expr: nothing is moved).
+  template <class... M>
+  explicit tensor_expr(detail::from_makers_t tag, M&&... make) : ops_(tag, std::forward<M>(make)...) {
+    set_shape();
   }
 
   adx::shape const& shape() const noexcept { return shape_; }
   bool flat_readable(adx::shape const& out) const noexcept {
     return ops_.apply([&](auto const&... op) { return (op.flat_readable(out) && ...); });
   }
-  void bind(adx::shape const& out) {
-    ops_.apply([&](auto&... op) { (op.bind(out), ...); });
+  void bind(adx::shape const& out, bool flat) {
+    ops_.apply([&](auto&... op) { (op.bind(out, flat), ...); });
   }
   /// The element's scalar expression (or plain value), read at a flat position.
   /// (Always inlined, with the leaves' reads: the element loop then keeps the expression in
@@ -190,6 +196,9 @@ class tensor_expr : public detail::tensor_tag {
       detail::element_result_t<decltype(detail::make_expr<Rule>(std::declval<Ops const&>().at_flat(0)...))>;
 
  private:
+  void set_shape() {
+    ops_.apply([&](auto const&... op) { ((shape_ = broadcast_shapes(shape_, op.shape(), Rule::name)), ...); });
+  }
   detail::operand_pack<Ops...> ops_;
   adx::shape shape_;
 };
@@ -220,8 +229,9 @@ namespace detail {
 
 template <class Rule, class... X>
 auto make_tensor_expr(X&&... x) {
+  // each operand is wrapped straight into its place in the node: a sub-expression is moved once
   return tensor_expr<Rule, decltype(wrap_tensor_operand(std::forward<X>(x)))...>(
-      wrap_tensor_operand(std::forward<X>(x))...);
+      from_makers, [&x]() -> decltype(auto) { return wrap_tensor_operand(std::forward<X>(x)); }...);
 }
 
 /// What a tensor node keeps for its backward pass per (element, operand) pair: the operand's
@@ -790,11 +800,11 @@ tensor<R> evaluate_recorded(E const& expr, adx::shape const& sh, bool flat, tape
 /// tape node (values now, partials in the sweep); otherwise each element is built from its
 /// scalar expression (plain values, or value and tangent for dual).
 template <class E>
-auto evaluate_elementwise(E expr) {
+auto evaluate_elementwise(E& expr) {
   using R = typename E::element_type;
   adx::shape const sh = expr.shape();
-  expr.bind(sh);
   bool const flat = expr.flat_readable(sh);
+  expr.bind(sh, flat);
   if constexpr (is_reverse_v<R>) {
     using T = value_type_t<R>;
     auto& tp = tape<T>::current();
@@ -818,8 +828,10 @@ requires tensor_operand<E>
 auto eval(E const& e) {
   if constexpr (tensor_type<E>)
     return tensor<typename E::value_type>(e);
-  else
-    return detail::evaluate_elementwise(e);
+  else {
+    E c = e;  // evaluation binds the operands to the result's shape
+    return detail::evaluate_elementwise(c);
+  }
 }
 
 // ---- operators ----------------------------------------------------------------------------

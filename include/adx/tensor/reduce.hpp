@@ -279,8 +279,8 @@ auto reduce_expression(E expr) {
   constexpr bool is_mean = std::is_same_v<Red, mean_reduction>;
   adx::shape const sh = expr.shape();
   std::size_t const n = sh.size();
-  expr.bind(sh);
   bool const flat = expr.flat_readable(sh);
+  expr.bind(sh, flat);
   auto const finish = [n](auto const& s) {
     using S = std::remove_cvref_t<decltype(s)>;
     if constexpr (is_mean) {

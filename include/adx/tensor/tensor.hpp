@@ -178,7 +178,7 @@ concept tensor_type = detail::is_tensor<std::remove_cvref_t<X>>::value;
 
 namespace detail {
 template <class E>
-auto evaluate_elementwise(E expr);  // tensor/elementwise.hpp
+auto evaluate_elementwise(E& expr);  // tensor/elementwise.hpp (binds expr to the result's shape)
 
 /// A tensor of vars that is one block of variables of one recording: element i has index
 /// first + i. Noted by the operations that make such tensors, forgotten on any write access,
@@ -237,11 +237,11 @@ class tensor : public detail::tensor_tag {
 
   /// Evaluates an elementwise expression (one fused loop; for var elements one tape node).
   /// `where` (the line that asked) is for anomaly mode (reverse/anomaly.hpp).
-  /// (Taken by value: a temporary expression is moved in, its tensors' buffers with it.)
+  /// (Taken by value, and evaluated in place: a temporary expression is never copied.)
   template <class E>
   requires(tensor_operand<E> && !tensor_type<E>) tensor(E e, source_location where = source_location::current()) {
     detail::anomaly_site_guard site(where);
-    auto r = detail::evaluate_elementwise(std::move(e));
+    auto r = detail::evaluate_elementwise(e);
     if constexpr (std::is_same_v<decltype(r), tensor>)
       *this = std::move(r);
     else
