@@ -172,6 +172,10 @@ class node_memory {
     return static_cast<U*>(allocate_bytes(n * sizeof(U)));
   }
 
+  /// Uninitialised room for one object of `bytes` bytes (alignment at most 64) that its owner
+  /// destroys itself before the memory is rewound (a tape node).
+  void* allocate_object(std::size_t bytes) { return allocate_bytes(bytes); }
+
   std::size_t bytes_reserved() const noexcept {
     std::size_t b = 0;
     for (auto const& c : chunks_) b += c.size;

@@ -236,6 +236,37 @@ class tape {
     virtual std::size_t bytes() const noexcept { return 0; }
   };
 
+  /// Deletes a node: one made by make_node lives in the node memory and is only destroyed;
+  /// one made with new (std::make_unique) is deleted.
+  struct node_deleter {
+    bool in_node_memory = false;
+    node_deleter() = default;
+    explicit node_deleter(bool in_memory) noexcept : in_node_memory(in_memory) {}
+    template <class U>
+    node_deleter(std::default_delete<U>) noexcept {}  // NOLINT: converts from make_unique's
+    void operator()(node* p) const noexcept {
+      if (in_node_memory)
+        p->~node();
+      else
+        delete p;
+    }
+  };
+  template <class N = node>
+  using node_ptr = std::unique_ptr<N, node_deleter>;
+  /// A node of type N made in the node memory (no malloc per operation); hand it to record_node.
+  template <class N, class... A>
+  node_ptr<N> make_node(A&&... a) {
+    static_assert(alignof(N) <= 64, "adx: internal: node over-aligned");
+    auto const mark = node_mem_.position();
+    void* const p = node_mem_.allocate_object(sizeof(N));
+    try {
+      return node_ptr<N>(::new (p) N(std::forward<A>(a)...), node_deleter(true));
+    } catch (...) {
+      node_mem_.rewind(mark);
+      throw;
+    }
+  }
+
   /// Uninitialised room for n objects of type U (trivially destructible) that a node keeps for
   /// its backward pass: it lives until the recording ends or is rolled back past it, with the
   /// nodes recorded after it. Reused across recordings (no malloc per operation).
@@ -247,7 +278,7 @@ class tape {
   /// Records a node with `outputs` consecutive output statements; returns the first index.
   /// `operation` names it for anomaly reports. Callers check detail::grad_enabled() first and
   /// make constants under no_grad.
-  index_type record_node(std::unique_ptr<node> nd, std::size_t outputs, char const* operation = nullptr) {
+  index_type record_node(node_ptr<> nd, std::size_t outputs, char const* operation = nullptr) {
     if (outputs == 0) throw error("adx: internal: a tape node needs at least one output");
     if (!detail::grad_enabled()) throw error("adx: internal: record_node under no_grad");
     // one tape entry covers all the outputs: the sweep steps over them in one go
@@ -457,7 +488,7 @@ class tape {
   index_type through_node(index_type top) const noexcept {
     if (nodes_.empty() || top < nodes_.front()->first) return top;
     auto const it = std::upper_bound(nodes_.begin(), nodes_.end(), top,
-                                     [](index_type t, std::unique_ptr<node> const& nd) { return t < nd->first; });
+                                     [](index_type t, node_ptr<> const& nd) { return t < nd->first; });
     node const& nd = **std::prev(it);  // the last node starting at or before top
     return top < nd.first + nd.count ? nd.first + nd.count - 1 : top;
   }
@@ -793,8 +824,8 @@ class tape {
   bool check_released_ = false;
   bool reached_valid_ = false;
   std::vector<frame> frames_;
-  std::vector<std::unique_ptr<node>> nodes_;
-  detail::node_memory node_mem_;           // the nodes' arrays
+  detail::node_memory node_mem_;           // the nodes' arrays and the nodes made by make_node
+  std::vector<node_ptr<>> nodes_;          // (declared after node_mem_: destroyed before it)
   std::vector<statement_origin> origins_;  // anomaly mode only
   std::vector<std::uint8_t> scratch_;      // anomaly mode only
 

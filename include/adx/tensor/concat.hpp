@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,7 @@ struct copy_node final : tape<T>::node {
 /// The shape of the concatenation of parts along axis ax (checked: same rank, equal extents
 /// off the axis).
 template <class S>
-shape concat_shape(char const* op, std::vector<tensor<S>> const& parts, std::size_t ax) {
+shape concat_shape(char const* op, std::span<tensor<S> const> parts, std::size_t ax) {
   shape out = parts.front().shape();
   out[ax] = 0;
   for (auto const& p : parts) {
@@ -56,7 +57,7 @@ shape concat_shape(char const* op, std::vector<tensor<S>> const& parts, std::siz
 /// Calls f(part, offset, count) for the runs of the concatenation in output order: for each
 /// row of the axes before ax, each part's row (count consecutive elements from offset).
 template <class S, class F>
-void for_each_concat_run(std::vector<tensor<S>> const& parts, shape const& out, std::size_t ax, F&& f) {
+void for_each_concat_run(std::span<tensor<S> const> parts, shape const& out, std::size_t ax, F&& f) {
   std::size_t inner = 1;
   for (std::size_t d = ax + 1; d < out.rank(); ++d) inner *= out[d];
   std::size_t outer = 1;
@@ -70,13 +71,13 @@ void for_each_concat_run(std::vector<tensor<S>> const& parts, shape const& out, 
 
 /// concat over var<T> elements: one copy_node (none if every element is a constant).
 template <class S>
-tensor<S> concat_recorded(std::vector<tensor<S>> const& parts, shape const& out, std::size_t ax) {
+tensor<S> concat_recorded(std::span<tensor<S> const> parts, shape const& out, std::size_t ax) {
   using T = value_type_t<S>;
   auto& tp = tape<T>::current();
   std::size_t const n = out.size();
   epoch_type const ep = tp.epoch();
   auto const cp = tp.checkpoint();
-  auto nd = std::make_unique<copy_node<T>>(tp, n);
+  auto nd = tp.template make_node<copy_node<T>>(tp, n);
   index_type* const ix = nd->index;
   std::shared_ptr<T[]> values = std::make_shared_for_overwrite<T[]>(n);
   T* const v = values.get();
@@ -109,11 +110,13 @@ tensor<S> concat_recorded(std::vector<tensor<S>> const& parts, shape const& out,
         else
           for (S const& x : p) tp.check_live(x.epoch());
     } catch (...) {
+      nd.reset();  // before its memory is given back
       tp.rollback(cp);
       throw;
     }
   }
   if (any_index == 0) {  // constants only: no node
+    nd.reset();
     tp.rollback(cp);
     return tensor<S>::generate(out, [&](std::size_t i) { return S::constant(v[i]); });
   }
@@ -126,7 +129,7 @@ tensor<S> concat_recorded(std::vector<tensor<S>> const& parts, shape const& out,
 /// The tensors joined along `axis` (negative counts from the end), as torch.cat: they must
 /// have the same rank and the same extents on every other axis.
 template <class S>
-tensor<S> concat(std::vector<tensor<S>> const& parts, long axis = 0) {
+tensor<S> concat(std::span<tensor<S> const> parts, long axis = 0) {
   if (parts.empty()) throw shape_error("adx: concat: needs at least one tensor");
   if (parts.front().rank() == 0)
     detail::throw_shape_error("concat", "rank-0 tensors have no axis to join along", parts.front().shape());
@@ -143,8 +146,12 @@ tensor<S> concat(std::vector<tensor<S>> const& parts, long axis = 0) {
   return tensor<S>(out, elements);
 }
 template <class S>
+tensor<S> concat(std::vector<tensor<S>> const& parts, long axis = 0) {
+  return concat(std::span<tensor<S> const>(parts), axis);
+}
+template <class S>
 tensor<S> concat(std::initializer_list<tensor<S>> parts, long axis = 0) {
-  return concat(std::vector<tensor<S>>(parts), axis);
+  return concat(std::span<tensor<S> const>(parts.begin(), parts.size()), axis);
 }
 
 /// The tensors (all of one shape) stacked along a new axis at position `axis` (0 .. rank;

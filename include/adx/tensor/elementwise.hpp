@@ -682,7 +682,7 @@ tensor<R> evaluate_linear(E& expr, adx::shape const& sh, bool flat, tape<T>& tp)
     expr.at_index(origin, rank).push(pw);
   }
   auto const cp = tp.checkpoint();
-  auto nd = std::make_unique<node_type>(tp, n, K);
+  auto nd = tp.template make_node<node_type>(tp, n, K);
   auto& node = *nd;  // the node does not move once the tape owns it
   index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
   epoch_type const ep = tp.epoch();
@@ -763,7 +763,7 @@ tensor<R> evaluate_recorded(E const& expr, adx::shape const& sh, bool flat, tape
   using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
   std::size_t const n = sh.size();
   auto const cp = tp.checkpoint();
-  auto nd = std::make_unique<elementwise_node<T>>(tp, n, element_expr::n_active);
+  auto nd = tp.template make_node<elementwise_node<T>>(tp, n, element_expr::n_active);
   index_type* const index = nd->stored.index;
   T* const partial = nd->stored.partial;
   index_type any_index = 0;

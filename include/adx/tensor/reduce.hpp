@@ -242,7 +242,7 @@ tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, s
         return S::constant(Red::value(std::span<T const>(x)));
       });
     }
-    auto nd = std::make_unique<reduction_node<T>>(tp, lines, len);
+    auto nd = tp.template make_node<reduction_node<T>>(tp, lines, len);
     for (std::size_t l = 0; l < lines; ++l) {
       S const* b = e + offset(l);
       index_type* ix = nd->stored.index + l * len;
@@ -314,7 +314,7 @@ auto reduce_expression(E expr) {
     }();
     using writer = typename elementwise_node<T>::template writer<K, summed_positions>;
     auto const cp = tp.checkpoint();
-    auto nd = std::make_unique<elementwise_node<T>>(tp, n, K - writer::n_summed, writer::n_summed);
+    auto nd = tp.template make_node<elementwise_node<T>>(tp, n, K - writer::n_summed, writer::n_summed);
     nd->reduced = true;
     nd->scale = is_mean ? 1.0 / static_cast<double>(n) : 1.0;
     index_type* const index = nd->stored.index;
@@ -438,7 +438,7 @@ tensor<S> log_softmax_reverse(tensor<S> const& t, long axis) {
       if (e[i].epoch() != tp.epoch()) tp.check_live(e[i].epoch());
     }
   if (!active || n == 0 || !grad_enabled()) return eval(t - logsumexp(t, axis, true));
-  auto nd = std::make_unique<log_softmax_node<T>>(tp, lines, len, inner);
+  auto nd = tp.template make_node<log_softmax_node<T>>(tp, lines, len, inner);
   index_type* const ix = nd->stored.index;
   T* const soft = nd->stored.partial;
   std::vector<T> x(len), p(len), out(n);
