@@ -242,13 +242,16 @@ struct stored_operands {
   std::size_t count;
   index_type* index;
   T* partial;
-  stored_operands(tape<T>& tp, std::size_t c)
-      : count(c), index(tp.template node_array<index_type>(c)), partial(tp.template node_array<T>(c)) {}
+  /// `with_indices` false: partials only (the node knows its operands' indices otherwise).
+  stored_operands(tape<T>& tp, std::size_t c, bool with_indices = true)
+      : count(c),
+        index(with_indices ? tp.template node_array<index_type>(c) : nullptr),
+        partial(tp.template node_array<T>(c)) {}
   /// Marks every operand as reached (index 0, a constant, marks slot 0, which is never read).
   void mark(std::uint8_t* reached) const {
     for (std::size_t k = 0; k < count; ++k) reached[index[k]] = 1;
   }
-  std::size_t bytes() const noexcept { return count * (sizeof(index_type) + sizeof(T)); }
+  std::size_t bytes() const noexcept { return count * ((index ? sizeof(index_type) : 0) + sizeof(T)); }
 };
 
 /// Which of an element expression's active operands, in the order its push writes them, are
@@ -318,6 +321,11 @@ constexpr std::uint64_t stray_epoch_bits(epoch_type e, epoch_type current) noexc
 /// a broadcast operand (one variable read by every element) is summed in a register and added
 /// once, and an operand that is one block of variables is a contiguous multiply-add.
 ///
+/// When every operand is a block read in order or one variable (known from the operands'
+/// tensors before the loop: block_operands), the node is made without per-element indices:
+/// `operand_first` holds each operand's first index, and the forward pass stores the partials
+/// only.
+///
 /// A reduced node (sum or mean of the expression: one output, the same adjoint for every
 /// element) over plain numbers does not keep the partials of a scalar operand per element: the
 /// forward pass sums them (`summed` operands, one index and one sum each). The backward pass
@@ -331,7 +339,8 @@ struct elementwise_node final : tape<T>::node {
   std::size_t operands = 0;   ///< active operands kept per element
   stored_operands<T> stored;  ///< operand j of element i at [j * n + i]
   operand_kind* kind;
-  std::size_t summed = 0;  ///< scalar operands whose partials are summed over the elements
+  index_type* operand_first = nullptr;  ///< without per-element indices: operand j's block or variable
+  std::size_t summed = 0;               ///< scalar operands whose partials are summed over the elements
   index_type* summed_index;
   T* summed_partial;
   /// A reduced node (sum or mean of the expression) has one output, whose adjoint times
@@ -339,11 +348,12 @@ struct elementwise_node final : tape<T>::node {
   bool reduced = false;
   double scale = 1;
 
-  elementwise_node(tape<T>& tp, std::size_t elements, std::size_t k, std::size_t k_summed = 0)
+  elementwise_node(tape<T>& tp, std::size_t elements, std::size_t k, std::size_t k_summed = 0, bool with_indices = true)
       : n(elements),
         operands(k),
-        stored(tp, elements * k),
+        stored(tp, elements * k, with_indices),
         kind(tp.template node_array<operand_kind>(k)),
+        operand_first(with_indices ? nullptr : tp.template node_array<index_type>(k)),
         summed(k_summed),
         summed_index(tp.template node_array<index_type>(k_summed)),
         summed_partial(tp.template node_array<T>(k_summed)) {
@@ -356,7 +366,7 @@ struct elementwise_node final : tape<T>::node {
   /// The partial of push position J is added into sum if Summed[J] (the caller copies the sums
   /// in and out, so that they stay in registers, and notes these operands' indices and epochs
   /// once), else stored for element `element`.
-  template <std::size_t K, std::array<bool, K> Summed = std::array<bool, K>{}>
+  template <std::size_t K, std::array<bool, K> Summed = std::array<bool, K>{}, bool Indexed = true>
   struct writer {
     static constexpr std::size_t n_summed = static_cast<std::size_t>(std::count(Summed.begin(), Summed.end(), true));
     /// Position J's slot among the stored (or among the summed) operands.
@@ -380,6 +390,8 @@ struct elementwise_node final : tape<T>::node {
       static_assert(J < K, "adx: internal: a push position beyond the expression's active leaves");
       if constexpr (Summed[J]) {  // the caller has seen its index and epoch once
         std::get<slot[J]>(sum) += p;
+      } else if constexpr (!Indexed) {  // the caller knows the operands' indices and epochs
+        partial[slot[J] * n + element] = p;
       } else {
         index[slot[J] * n + element] = i;  // a constant (index 0) is kept too: its slot 0 is never read
         partial[slot[J] * n + element] = p;
@@ -390,8 +402,9 @@ struct elementwise_node final : tape<T>::node {
   };
 
   /// After the forward pass: how each operand's indices run over the elements (loops the
-  /// compiler vectorises).
+  /// compiler vectorises). Nothing to do for a node without per-element indices.
   void classify() {
+    if (!stored.index) return;
     for (std::size_t j = 0; j < operands; ++j) {
       index_type const* ix = stored.index + j * n;
       index_type const i0 = ix[0];
@@ -422,14 +435,15 @@ struct elementwise_node final : tape<T>::node {
   template <class A>
   ADX_ALWAYS_INLINE void pass(T* adj, A a) const {
     for (std::size_t j = 0; j < operands; ++j) {
-      index_type const* ix = stored.index + j * n;
+      index_type const* ix = stored.index ? stored.index + j * n : nullptr;
+      index_type const i0 = ix ? ix[0] : operand_first[j];
       T const* p = stored.partial + j * n;
       switch (kind[j]) {
         case operand_kind::broadcast:
-          adj[ix[0]] += dot(p, a);
+          adj[i0] += dot(p, a);
           break;
         case operand_kind::block: {
-          T* d = adj + ix[0];
+          T* d = adj + i0;
           for (std::size_t i = 0; i < n; ++i) d[i] += p[i] * a(i);
           break;
         }
@@ -460,11 +474,19 @@ struct elementwise_node final : tape<T>::node {
     }
   }
   void mark_inputs(std::uint8_t* reached) const override {
-    stored.mark(reached);
+    if (stored.index)
+      stored.mark(reached);
+    else
+      for (std::size_t j = 0; j < operands; ++j)
+        if (kind[j] == operand_kind::block)
+          std::fill_n(reached + operand_first[j], n, std::uint8_t{1});
+        else
+          reached[operand_first[j]] = 1;
     for (std::size_t s = 0; s < summed; ++s) reached[summed_index[s]] = 1;
   }
   std::size_t bytes() const noexcept override {
-    return stored.bytes() + operands + summed * (sizeof(index_type) + sizeof(T));
+    return stored.bytes() + operands + (operand_first ? operands * sizeof(index_type) : 0) +
+           summed * (sizeof(index_type) + sizeof(T));
   }
 };
 
@@ -755,34 +777,85 @@ tensor<R> evaluate_linear(E& expr, adx::shape const& sh, bool flat, tape<T>& tp)
   return tensor_access::from_block<R>(sh, std::shared_ptr<T const>(std::move(values), v), first, ep);
 }
 
+/// How the active operands of expr (at R's level, in push order) are read, if each is a block
+/// of variables read in order (a tensor kept as values, of the result's shape) or one variable
+/// (a size-1 tensor, a scalar): then the node needs no per-element indices. Returns false
+/// otherwise. Notes the OR of the indices and of stray_epoch_bits (see the writer).
+template <class R, class Kind, std::size_t K, class E>
+bool block_operands(E& expr, adx::shape const& sh, std::array<Kind, K>& kind, std::array<index_type, K>& first,
+                    index_type& any_index, std::uint64_t& stray_epoch, epoch_type ep) {
+  std::size_t j = 0;
+  bool blocks = true;
+  auto leaf = [&](auto& l) {
+    std::size_t const J = j++;
+    auto note = [&](Kind k, index_type i, epoch_type e) {
+      kind[J] = k;
+      first[J] = i;
+      any_index |= i;
+      stray_epoch |= stray_epoch_bits(e, ep);
+    };
+    if constexpr (is_scalar_leaf<std::remove_cvref_t<decltype(l)>>) {
+      note(Kind::broadcast, l.v.index(), l.v.epoch());
+    } else if (l.single) {
+      auto const x = l.at_flat(0);
+      note(Kind::broadcast, x.index(), x.epoch());
+    } else if (l.kept.v && l.shape() == sh) {
+      note(Kind::block, l.kept.first, l.kept.epoch);
+    } else {
+      blocks = false;
+    }
+  };
+  for_each_active_leaf<R>(expr, leaf);
+  return blocks;
+}
+
 /// evaluate_elementwise over var<T> elements: ONE elementwise_node. The node is recorded first
 /// (its outputs' indices are needed) and filled in one pass. If an operand turns out to be
-/// stale, or none is active, the node is dropped again.
+/// stale, or none is active, the node is dropped again. When block_operands can tell every
+/// operand's indices, the node keeps partials only.
 template <class R, class E, class T>
-tensor<R> evaluate_recorded(E const& expr, adx::shape const& sh, bool flat, tape<T>& tp) {
+tensor<R> evaluate_recorded(E& expr, adx::shape const& sh, bool flat, tape<T>& tp) {
   using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
+  using node_type = elementwise_node<T>;
+  constexpr std::size_t K = element_expr::n_active;
   std::size_t const n = sh.size();
-  auto const cp = tp.checkpoint();
-  auto nd = tp.template make_node<elementwise_node<T>>(tp, n, element_expr::n_active);
-  index_type* const index = nd->stored.index;
-  T* const partial = nd->stored.partial;
+  epoch_type const ep = tp.epoch();
   index_type any_index = 0;
   std::uint64_t stray_epoch = 0;
+  std::array<typename node_type::operand_kind, K> kinds{};
+  std::array<index_type, K> firsts{};
+  bool const blocks = block_operands<R>(expr, sh, kinds, firsts, any_index, stray_epoch, ep);
+  if (!blocks) any_index = 0, stray_epoch = 0;
+  auto const cp = tp.checkpoint();
+  auto nd = tp.template make_node<node_type>(tp, n, K, 0, !blocks);
+  if (blocks) {
+    std::copy(kinds.begin(), kinds.end(), nd->kind);
+    std::copy(firsts.begin(), firsts.end(), nd->operand_first);
+  }
+  index_type* const index = nd->stored.index;
+  T* const partial = nd->stored.partial;
   // the outputs are one block: kept as their values beside it (detail::var_values)
   std::shared_ptr<T[]> values = std::make_shared_for_overwrite<T[]>(n);
   T* const v = values.get();
   auto& node = *nd;  // the node does not move once the tape owns it
   index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
-  epoch_type const ep = tp.epoch();
   try {
-    visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
-      // a writer per element, whose address never escapes: it stays in registers
-      typename elementwise_node<T>::template writer<element_expr::n_active> w{index, partial, n, i, ep};
-      e.push(w);
-      any_index |= w.any_index;
-      stray_epoch |= w.stray_epoch;
-      v[i] = e.val();
-    });
+    auto loop = [&]<bool Indexed>() ADX_INLINE_LAMBDA {
+      visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
+        // a writer per element, whose address never escapes: it stays in registers
+        typename node_type::template writer<K, std::array<bool, K>{}, Indexed> w{index, partial, n, i, ep};
+        e.push(w);
+        if constexpr (Indexed) {
+          any_index |= w.any_index;
+          stray_epoch |= w.stray_epoch;
+        }
+        v[i] = e.val();
+      });
+    };
+    if (blocks)
+      loop.template operator()<false>();
+    else
+      loop.template operator()<true>();
     if (stray_epoch != 0) check_operands_live<R>(expr, tp);
   } catch (...) {
     tp.rollback(cp);

@@ -312,19 +312,33 @@ auto reduce_expression(E expr) {
         return std::array<bool, K>{};
       }
     }();
-    using writer = typename elementwise_node<T>::template writer<K, summed_positions>;
+    using node_type = elementwise_node<T>;
+    using writer = typename node_type::template writer<K, summed_positions>;
+    // operands whose indices are known before the loop (blocks read in order, single
+    // variables): the node keeps their partials only (see evaluate_recorded)
+    epoch_type const ep = tp.epoch();
+    std::array<typename node_type::operand_kind, K> kinds{};
+    std::array<index_type, K> firsts{};
+    index_type block_any = 0;
+    std::uint64_t block_stray = 0;
+    bool const blocks = block_operands<R>(expr, sh, kinds, firsts, block_any, block_stray, ep);
     auto const cp = tp.checkpoint();
-    auto nd = tp.template make_node<elementwise_node<T>>(tp, n, K - writer::n_summed, writer::n_summed);
+    auto nd = tp.template make_node<node_type>(tp, n, K - writer::n_summed, writer::n_summed, !blocks);
+    if (blocks)
+      for (std::size_t j = 0; j < K; ++j)
+        if (!summed_positions[j]) {
+          nd->kind[writer::slot[j]] = kinds[j];
+          nd->operand_first[writer::slot[j]] = firsts[j];
+        }
     nd->reduced = true;
     nd->scale = is_mean ? 1.0 / static_cast<double>(n) : 1.0;
     index_type* const index = nd->stored.index;
     T* const partial = nd->stored.partial;
-    index_type any_index = 0;  // of all operands, summed or not (see the writer)
-    std::uint64_t stray_epoch = 0;
+    index_type any_index = blocks ? block_any : 0;  // of all operands, summed or not (see the writer)
+    std::uint64_t stray_epoch = blocks ? block_stray : 0;
     std::array<T, writer::n_summed> sums{};
     auto& node = *nd;  // the node does not move once the tape owns it
     index_type const first = tp.record_node(std::move(nd), 1, describe_reduction<Red, E>());
-    epoch_type const ep = tp.epoch();
     if constexpr (writer::n_summed > 0) {  // the summed operands' indices, once
       std::size_t k = 0;
       auto note = [&](R const& x) {
@@ -335,14 +349,22 @@ auto reduce_expression(E expr) {
       for_each_scalar_operand<R>(expr, note);
     }
     try {
-      visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
-        writer w{index, partial, n, i, ep, sums};
-        e.push(w);
-        any_index |= w.any_index;
-        stray_epoch |= w.stray_epoch;
-        sums = w.sum;
-        s = s + e.val();
-      });
+      auto loop = [&]<bool Indexed>() ADX_INLINE_LAMBDA {
+        visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
+          typename node_type::template writer<K, summed_positions, Indexed> w{index, partial, n, i, ep, sums};
+          e.push(w);
+          if constexpr (Indexed) {
+            any_index |= w.any_index;
+            stray_epoch |= w.stray_epoch;
+          }
+          sums = w.sum;
+          s = s + e.val();
+        });
+      };
+      if (blocks)
+        loop.template operator()<false>();
+      else
+        loop.template operator()<true>();
       if (stray_epoch != 0) check_operands_live<R>(expr, tp);
     } catch (...) {
       tp.rollback(cp);
