@@ -720,8 +720,9 @@ TEST_CASE("tensor: a reduced expression sums its scalar operands' partials while
   tensor<var<double>> w(w0);
   var<double> m(m0), s(s0);
   // every element reads m and s (in z) and m * s (a scalar statement first): three summed
-  // positions, one index and one sum each; w, one element per column, is kept per element; y
-  // is a constant tensor
+  // positions, one index and one sum each; w, one element per column (a cyclic operand: its
+  // indices are w's first + i % 3), has a partial per element and no indices; y is a constant
+  // tensor
   auto const program = [&](auto const& y, auto const& mu, auto const& sigma, auto const& wt) {
     return sum(square((y - mu) / sigma) * wt + mu * sigma);
   };
@@ -729,8 +730,9 @@ TEST_CASE("tensor: a reduced expression sums its scalar operands' partials while
   var<double> f = program(y0, m, s, w);
   auto const s2 = tp.stats();
   CHECK(s2.nodes - s1.nodes == 1);
-  CHECK(s2.statements - s1.statements == 2);                      // m * s, and the node
-  CHECK(s2.node_bytes - s1.node_bytes == 150 * 12 + 1 + 3 * 12);  // w per element; m, s, m * s summed
+  CHECK(s2.statements - s1.statements == 2);  // m * s, and the node
+  // w: partials per element, a kind, a first index and a period; m, s, m * s summed
+  CHECK(s2.node_bytes - s1.node_bytes == 150 * 8 + 1 + (sizeof(index_type) + sizeof(std::size_t)) + 3 * 12);
   backward(f);
   double const gm = m.adjoint(), gs = s.adjoint();
   tensor<double> const gw = adjoints(w);

@@ -197,7 +197,14 @@ class tensor_expr : public detail::tensor_tag {
 
  private:
   void set_shape() {
-    ops_.apply([&](auto const&... op) { ((shape_ = broadcast_shapes(shape_, op.shape(), Rule::name)), ...); });
+    ops_.apply([&](auto const&... op) {
+      // rank-0 operands (scalars) change nothing, operands of the same shape neither: the
+      // broadcast is computed only where shapes differ
+      auto fold = [&](adx::shape const& s) {
+        if (s.rank() != 0 && !(s == shape_)) shape_ = broadcast_shapes(shape_, s, Rule::name);
+      };
+      (fold(op.shape()), ...);
+    });
   }
   detail::operand_pack<Ops...> ops_;
   adx::shape shape_;
@@ -334,13 +341,17 @@ constexpr std::uint64_t stray_epoch_bits(epoch_type e, epoch_type current) noexc
 /// 1.8e308 under a small adjoint, e.g. a mean over huge values).
 template <class T>
 struct elementwise_node final : tape<T>::node {
-  enum class operand_kind : std::uint8_t { general, broadcast, block };
+  /// How an operand's indices run over the elements: one variable (broadcast), a block read in
+  /// order (first + i), a block read again and again (first + i % period: a bias row read by
+  /// every row of the result), or anything else (general: indices kept per element).
+  enum class operand_kind : std::uint8_t { general, broadcast, block, cyclic };
   std::size_t n = 0;          ///< elements
   std::size_t operands = 0;   ///< active operands kept per element
   stored_operands<T> stored;  ///< operand j of element i at [j * n + i]
   operand_kind* kind;
-  index_type* operand_first = nullptr;  ///< without per-element indices: operand j's block or variable
-  std::size_t summed = 0;               ///< scalar operands whose partials are summed over the elements
+  index_type* operand_first = nullptr;    ///< without per-element indices: operand j's block or variable
+  std::size_t* operand_period = nullptr;  ///< without per-element indices: a cyclic operand's period
+  std::size_t summed = 0;                 ///< scalar operands whose partials are summed over the elements
   index_type* summed_index;
   T* summed_partial;
   /// A reduced node (sum or mean of the expression) has one output, whose adjoint times
@@ -354,6 +365,7 @@ struct elementwise_node final : tape<T>::node {
         stored(tp, elements * k, with_indices),
         kind(tp.template node_array<operand_kind>(k)),
         operand_first(with_indices ? nullptr : tp.template node_array<index_type>(k)),
+        operand_period(with_indices ? nullptr : tp.template node_array<std::size_t>(k)),
         summed(k_summed),
         summed_index(tp.template node_array<index_type>(k_summed)),
         summed_partial(tp.template node_array<T>(k_summed)) {
@@ -447,6 +459,13 @@ struct elementwise_node final : tape<T>::node {
           for (std::size_t i = 0; i < n; ++i) d[i] += p[i] * a(i);
           break;
         }
+        case operand_kind::cyclic: {
+          T* d = adj + i0;
+          std::size_t const period = operand_period[j];
+          for (std::size_t r = 0; r < n; r += period)
+            for (std::size_t c = 0; c < period; ++c) d[c] += p[r + c] * a(r + c);
+          break;
+        }
         case operand_kind::general:
           for (std::size_t i = 0; i < n; ++i) adj[ix[i]] += p[i] * a(i);
           break;
@@ -478,14 +497,15 @@ struct elementwise_node final : tape<T>::node {
       stored.mark(reached);
     else
       for (std::size_t j = 0; j < operands; ++j)
-        if (kind[j] == operand_kind::block)
-          std::fill_n(reached + operand_first[j], n, std::uint8_t{1});
+        if (kind[j] == operand_kind::block || kind[j] == operand_kind::cyclic)
+          std::fill_n(reached + operand_first[j], kind[j] == operand_kind::block ? n : operand_period[j],
+                      std::uint8_t{1});
         else
           reached[operand_first[j]] = 1;
     for (std::size_t s = 0; s < summed; ++s) reached[summed_index[s]] = 1;
   }
   std::size_t bytes() const noexcept override {
-    return stored.bytes() + operands + (operand_first ? operands * sizeof(index_type) : 0) +
+    return stored.bytes() + operands + (operand_first ? operands * (sizeof(index_type) + sizeof(std::size_t)) : 0) +
            summed * (sizeof(index_type) + sizeof(T));
   }
 };
@@ -546,11 +566,12 @@ void for_each_active_leaf(tensor_expr<Rule, Ops...>& e, F& f) {
 /// loop per operand.
 template <class T>
 struct linear_node final : tape<T>::node {
-  enum class operand_kind : std::uint8_t { general, broadcast, block };
+  using operand_kind = typename elementwise_node<T>::operand_kind;
   struct operand {
     operand_kind kind;
-    index_type first;     ///< block: the index of element 0; broadcast: the variable's index
+    index_type first;     ///< block, cyclic: the index of element 0; broadcast: the variable's index
     index_type* indices;  ///< general: each element's index
+    std::size_t period;   ///< cyclic: element i reads first + i % period
     T partial;
   };
   std::size_t n = 0;
@@ -561,14 +582,14 @@ struct linear_node final : tape<T>::node {
       : n(elements), ops(tp.template node_array<operand>(k)) {}
 
   /// Adds an operand; a block or a variable seen before gets its partial added instead.
-  void add(operand_kind kind, index_type first, index_type* indices, T partial) {
+  void add(operand_kind kind, index_type first, index_type* indices, T partial, std::size_t period = 0) {
     if (kind != operand_kind::general)
       for (std::size_t j = 0; j < count; ++j)
-        if (ops[j].kind == kind && ops[j].first == first) {
+        if (ops[j].kind == kind && ops[j].first == first && ops[j].period == period) {
           ops[j].partial += partial;
           return;
         }
-    ops[count++] = operand{kind, first, indices, partial};
+    ops[count++] = operand{kind, first, indices, period, partial};
   }
 
   void backward(T* adj) const override {
@@ -595,6 +616,12 @@ struct linear_node final : tape<T>::node {
           for (std::size_t i = 0; i < n; ++i) d[i] += p * a[i];
           break;
         }
+        case operand_kind::cyclic: {
+          T* d = adj + o.first;
+          for (std::size_t r = 0; r < n; r += o.period)
+            for (std::size_t c = 0; c < o.period; ++c) d[c] += p * a[r + c];
+          break;
+        }
         case operand_kind::general:
           for (std::size_t i = 0; i < n; ++i) adj[o.indices[i]] += p * a[i];
           break;
@@ -608,6 +635,8 @@ struct linear_node final : tape<T>::node {
         for (std::size_t i = 0; i < n; ++i) reached[o.indices[i]] = 1;
       else if (o.kind == operand_kind::block)
         std::fill_n(reached + o.first, n, std::uint8_t{1});
+      else if (o.kind == operand_kind::cyclic)
+        std::fill_n(reached + o.first, o.period, std::uint8_t{1});
       else
         reached[o.first] = 1;
     }
@@ -679,6 +708,19 @@ void check_operands_live(E const& expr, Tape const& tp) {
   });
 }
 
+/// Whether an operand of shape `in` read with broadcasting over the result's shape `out` reads
+/// its elements in order again and again: element i of the result reads element i % in.size()
+/// (in's extents, leading 1s aside, are out's last extents: a bias row [n] over [m, n]).
+inline bool reads_cyclically(adx::shape const& in, adx::shape const& out) noexcept {
+  std::size_t lead = 0;
+  while (lead < in.rank() && in[lead] == 1) ++lead;
+  std::size_t const r = in.rank() - lead;
+  if (r == 0 || r > out.rank()) return false;
+  for (std::size_t d = 0; d < r; ++d)
+    if (in[lead + d] != out[out.rank() - r + d]) return false;
+  return true;
+}
+
 template <class X>
 inline constexpr bool is_scalar_leaf = false;
 template <class X>
@@ -717,10 +759,10 @@ tensor<R> evaluate_linear(E& expr, adx::shape const& sh, bool flat, tape<T>& tp)
     std::size_t j = 0;
     auto leaf = [&](auto& l) {
       T const p = pw.partial[j++];
-      auto note = [&](kind k, index_type i, epoch_type e, index_type* ix) {
+      auto note = [&](kind k, index_type i, epoch_type e, index_type* ix, std::size_t period = 0) {
         any_index |= i;
         stray_epoch |= stray_epoch_bits(e, ep);
-        node.add(k, i, ix, p);
+        node.add(k, i, ix, p, period);
       };
       if constexpr (is_scalar_leaf<std::remove_cvref_t<decltype(l)>>) {
         note(kind::broadcast, l.v.index(), l.v.epoch(), nullptr);
@@ -733,6 +775,8 @@ tensor<R> evaluate_linear(E& expr, adx::shape const& sh, bool flat, tape<T>& tp)
         note(kind::block, l.kept.first, l.kept.epoch, nullptr);
         l.kept.read = l.kept.v;
         l.kept.step = 1;
+      } else if (l.kept.v && !flat && reads_cyclically(l.shape(), sh)) {  // values read through at_index
+        note(kind::cyclic, l.kept.first, l.kept.epoch, nullptr, l.t.size());
       } else {
         index_type* const ix = tp.template node_array<index_type>(n);
         T* const xv = gathered.emplace_back(std::make_unique_for_overwrite<T[]>(n)).get();
@@ -783,14 +827,16 @@ tensor<R> evaluate_linear(E& expr, adx::shape const& sh, bool flat, tape<T>& tp)
 /// otherwise. Notes the OR of the indices and of stray_epoch_bits (see the writer).
 template <class R, class Kind, std::size_t K, class E>
 bool block_operands(E& expr, adx::shape const& sh, std::array<Kind, K>& kind, std::array<index_type, K>& first,
-                    index_type& any_index, std::uint64_t& stray_epoch, epoch_type ep) {
+                    std::array<std::size_t, K>& period, index_type& any_index, std::uint64_t& stray_epoch,
+                    epoch_type ep) {
   std::size_t j = 0;
   bool blocks = true;
   auto leaf = [&](auto& l) {
     std::size_t const J = j++;
-    auto note = [&](Kind k, index_type i, epoch_type e) {
+    auto note = [&](Kind k, index_type i, epoch_type e, std::size_t per = 0) {
       kind[J] = k;
       first[J] = i;
+      period[J] = per;
       any_index |= i;
       stray_epoch |= stray_epoch_bits(e, ep);
     };
@@ -801,6 +847,8 @@ bool block_operands(E& expr, adx::shape const& sh, std::array<Kind, K>& kind, st
       note(Kind::broadcast, x.index(), x.epoch());
     } else if (l.kept.v && l.shape() == sh) {
       note(Kind::block, l.kept.first, l.kept.epoch);
+    } else if (l.kept.v && reads_cyclically(l.shape(), sh)) {
+      note(Kind::cyclic, l.kept.first, l.kept.epoch, l.t.size());
     } else {
       blocks = false;
     }
@@ -824,13 +872,15 @@ tensor<R> evaluate_recorded(E& expr, adx::shape const& sh, bool flat, tape<T>& t
   std::uint64_t stray_epoch = 0;
   std::array<typename node_type::operand_kind, K> kinds{};
   std::array<index_type, K> firsts{};
-  bool const blocks = block_operands<R>(expr, sh, kinds, firsts, any_index, stray_epoch, ep);
+  std::array<std::size_t, K> periods{};
+  bool const blocks = block_operands<R>(expr, sh, kinds, firsts, periods, any_index, stray_epoch, ep);
   if (!blocks) any_index = 0, stray_epoch = 0;
   auto const cp = tp.checkpoint();
   auto nd = tp.template make_node<node_type>(tp, n, K, 0, !blocks);
   if (blocks) {
     std::copy(kinds.begin(), kinds.end(), nd->kind);
     std::copy(firsts.begin(), firsts.end(), nd->operand_first);
+    std::copy(periods.begin(), periods.end(), nd->operand_period);
   }
   index_type* const index = nd->stored.index;
   T* const partial = nd->stored.partial;

@@ -319,9 +319,10 @@ auto reduce_expression(E expr) {
     epoch_type const ep = tp.epoch();
     std::array<typename node_type::operand_kind, K> kinds{};
     std::array<index_type, K> firsts{};
+    std::array<std::size_t, K> periods{};
     index_type block_any = 0;
     std::uint64_t block_stray = 0;
-    bool const blocks = block_operands<R>(expr, sh, kinds, firsts, block_any, block_stray, ep);
+    bool const blocks = block_operands<R>(expr, sh, kinds, firsts, periods, block_any, block_stray, ep);
     auto const cp = tp.checkpoint();
     auto nd = tp.template make_node<node_type>(tp, n, K - writer::n_summed, writer::n_summed, !blocks);
     if (blocks)
@@ -329,6 +330,7 @@ auto reduce_expression(E expr) {
         if (!summed_positions[j]) {
           nd->kind[writer::slot[j]] = kinds[j];
           nd->operand_first[writer::slot[j]] = firsts[j];
+          nd->operand_period[writer::slot[j]] = periods[j];
         }
     nd->reduced = true;
     nd->scale = is_mean ? 1.0 / static_cast<double>(n) : 1.0;
