@@ -377,8 +377,11 @@ struct elementwise_node final : tape<T>::node {
   /// (checked afterwards: no call on this path, so that the expression stays in registers).
   /// The partial of push position J is added into sum if Summed[J] (the caller copies the sums
   /// in and out, so that they stay in registers, and notes these operands' indices and epochs
-  /// once), else stored for element `element`.
-  template <std::size_t K, std::array<bool, K> Summed = std::array<bool, K>{}, bool Indexed = true>
+  /// once), else stored for element `element`, with its index unless `index` is null (a node
+  /// without per-element indices). One loop serves both kinds of node: the test is the same at
+  /// every element, and an optimising compiler takes it out of the loop (unswitching), which
+  /// the test build at -Og does not pay for.
+  template <std::size_t K, std::array<bool, K> Summed = std::array<bool, K>{}>
   struct writer {
     static constexpr std::size_t n_summed = static_cast<std::size_t>(std::count(Summed.begin(), Summed.end(), true));
     /// Position J's slot among the stored (or among the summed) operands.
@@ -402,10 +405,8 @@ struct elementwise_node final : tape<T>::node {
       static_assert(J < K, "adx: internal: a push position beyond the expression's active leaves");
       if constexpr (Summed[J]) {  // the caller has seen its index and epoch once
         std::get<slot[J]>(sum) += p;
-      } else if constexpr (!Indexed) {  // the caller knows the operands' indices and epochs
-        partial[slot[J] * n + element] = p;
       } else {
-        index[slot[J] * n + element] = i;  // a constant (index 0) is kept too: its slot 0 is never read
+        if (index) index[slot[J] * n + element] = i;  // a constant (index 0) is kept too: slot 0 is never read
         partial[slot[J] * n + element] = p;
         any_index |= i;
         stray_epoch |= stray_epoch_bits(e, epoch);
@@ -890,22 +891,14 @@ tensor<R> evaluate_recorded(E& expr, adx::shape const& sh, bool flat, tape<T>& t
   auto& node = *nd;  // the node does not move once the tape owns it
   index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
   try {
-    auto loop = [&]<bool Indexed>() ADX_INLINE_LAMBDA {
-      visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
-        // a writer per element, whose address never escapes: it stays in registers
-        typename node_type::template writer<K, std::array<bool, K>{}, Indexed> w{index, partial, n, i, ep};
-        e.push(w);
-        if constexpr (Indexed) {
-          any_index |= w.any_index;
-          stray_epoch |= w.stray_epoch;
-        }
-        v[i] = e.val();
-      });
-    };
-    if (blocks)
-      loop.template operator()<false>();
-    else
-      loop.template operator()<true>();
+    visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
+      // a writer per element, whose address never escapes: it stays in registers
+      typename node_type::template writer<element_expr::n_active> w{index, partial, n, i, ep};
+      e.push(w);
+      any_index |= w.any_index;
+      stray_epoch |= w.stray_epoch;
+      v[i] = e.val();
+    });
     if (stray_epoch != 0) check_operands_live<R>(expr, tp);
   } catch (...) {
     tp.rollback(cp);

@@ -351,22 +351,14 @@ auto reduce_expression(E expr) {
       for_each_scalar_operand<R>(expr, note);
     }
     try {
-      auto loop = [&]<bool Indexed>() ADX_INLINE_LAMBDA {
-        visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
-          typename node_type::template writer<K, summed_positions, Indexed> w{index, partial, n, i, ep, sums};
-          e.push(w);
-          if constexpr (Indexed) {
-            any_index |= w.any_index;
-            stray_epoch |= w.stray_epoch;
-          }
-          sums = w.sum;
-          s = s + e.val();
-        });
-      };
-      if (blocks)
-        loop.template operator()<false>();
-      else
-        loop.template operator()<true>();
+      visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
+        writer w{index, partial, n, i, ep, sums};
+        e.push(w);
+        any_index |= w.any_index;
+        stray_epoch |= w.stray_epoch;
+        sums = w.sum;
+        s = s + e.val();
+      });
       if (stray_epoch != 0) check_operands_live<R>(expr, tp);
     } catch (...) {
       tp.rollback(cp);
