@@ -332,3 +332,29 @@ TEST_CASE("a bias row read by every row is a cyclic operand: partials only, grad
     CHECK(close(b[j].adjoint(), gb, 1e-15, 1e-15));
   }
 }
+
+TEST_CASE("contiguous slices of a block share it from an offset: values, elements, writes and gradients") {
+  tape_scope<var<double>> scope;
+  tensor<double> const x0 = arange(12.0, 0.0, -1.0).reshape({4, 3});  // 12, 11, ..., 1
+  tensor<var<double>> x(x0);
+  tensor<var<double>> const rows = x.slice(0, 1, 3);                 // rows 1 and 2: elements 3 .. 8
+  tensor<var<double>> const row = rows.slice(0, 1, 2);               // row 2: elements 6 .. 8
+  tensor<var<double>> const tail = row.reshape({3}).slice(0, 1, 3);  // elements 7, 8
+  CHECK(detail::tensor_access::block(row).first == x[6].index());
+  CHECK(detail::tensor_access::block(tail).first == x[7].index());
+  CHECK(row.values()[1] == 5.0);
+  CHECK(tail.values()[0] == 5.0);
+  CHECK(tail[1].value() == 4.0);
+  CHECK(tail[1].index() == x[8].index());
+  CHECK(tensor<var<double>>(rows.transpose())(2, 1).index() == x[8].index());  // elements made from the offset
+  tensor<var<double>> w = row;
+  w[0] = w[0] * 10.0;  // a write gives w elements of its own; row and x keep theirs
+  CHECK(w[0].value() == 60.0);
+  CHECK(row[0].value() == 6.0);
+  CHECK(w[2].index() == x[8].index());
+  var<double> const l = sum(tail * tail) + sum(w) + sum(rows * 0.5);
+  backward(l);
+  tensor<double> const g = adjoints(x);
+  std::vector<double> const want{0, 0, 0, 0.5, 0.5, 0.5, 10.5, 1.5 + 2 * 5, 1.5 + 2 * 4, 0, 0, 0};
+  for (std::size_t i = 0; i < 12; ++i) CHECK(g[i] == want[i]);
+}

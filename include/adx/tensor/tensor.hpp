@@ -102,11 +102,6 @@ struct var_values {
   S element(std::size_t k) const noexcept {
     return S::recorded_active(values.get()[k], first + static_cast<index_type>(k), epoch);
   }
-  /// Elements start .. start + count - 1, kept as values too (they share this block's values).
-  std::shared_ptr<var_values> sub_block(std::size_t start, std::size_t count) const {
-    return std::make_shared<var_values>(std::shared_ptr<T const>(values, values.get() + start), count,
-                                        first + static_cast<index_type>(start), epoch);
-  }
   std::shared_ptr<S> const& elements() const {
     std::call_once(made_,
                    [this] { elements_ = allocate_generated<S>(n, [this](std::size_t k) { return element(k); }); });
@@ -279,7 +274,7 @@ class tensor : public detail::tensor_tag {
   /// the elements on its first call (see detail::var_values).
   S const* data() const {
     if constexpr (is_reverse_v<S>)
-      if (lazy_) return lazy_->elements().get();
+      if (lazy_) return lazy_->elements().get() + lazy_at_;
     return data_.get();
   }
   S* data() {
@@ -407,10 +402,11 @@ class tensor : public detail::tensor_tag {
     detail::slice_walk walk{start, static_cast<std::size_t>(d) * inner, static_cast<std::size_t>(step) * inner, inner,
                             len};
     if constexpr (is_reverse_v<S>)
-      if (lazy_) {  // kept as values: a contiguous range stays so; other picks are made alone
+      if (lazy_) {  // kept as values: a contiguous range stays so (the same block, from an offset:
+                    // nothing is allocated); other picks are made alone
         auto const& kept = *lazy_;
-        if (contiguous) return tensor(sh, kept.sub_block(start, sh.size()));
-        return generate(sh, [&](std::size_t) { return kept.element(walk.next()); });
+        if (contiguous) return tensor(sh, lazy_, lazy_at_ + start);
+        return generate(sh, [&](std::size_t) { return kept.element(lazy_at_ + walk.next()); });
       }
     S const* const src = data();
     if (contiguous) return generate(sh, [src = src + start](std::size_t i) -> S const& { return src[i]; });
@@ -421,7 +417,9 @@ class tensor : public detail::tensor_tag {
   auto values() const {
     using V = std::conditional_t<ad_scalar<S>, value_type_t<S>, S>;
     if constexpr (is_reverse_v<S>)
-      if (lazy_) return tensor<V>(shape_, std::const_pointer_cast<V>(lazy_->values));  // shared, copy-on-write
+      if (lazy_)  // shared, copy-on-write
+        return tensor<V>(shape_, std::shared_ptr<V>(std::const_pointer_cast<V>(lazy_->values),
+                                                    const_cast<V*>(lazy_->values.get()) + lazy_at_));
     tensor<V> r(shape_);
     V* out = r.data();
     S const* in = data();
@@ -438,7 +436,8 @@ class tensor : public detail::tensor_tag {
   using lazy_type = detail::var_values_of<S>;
 
   tensor(adx::shape const& sh, std::shared_ptr<S> data) : shape_(sh), n_(sh.size()), data_(std::move(data)) {}
-  tensor(adx::shape const& sh, std::shared_ptr<lazy_type> lazy) : shape_(sh), n_(sh.size()), lazy_(std::move(lazy)) {}
+  tensor(adx::shape const& sh, std::shared_ptr<lazy_type> lazy, std::size_t at = 0)
+      : shape_(sh), n_(sh.size()), lazy_(std::move(lazy)), lazy_at_(at) {}
 
   template <class U>
   static tensor converted(tensor<U> const& o, source_location where) {
@@ -453,7 +452,8 @@ class tensor : public detail::tensor_tag {
       if (o.size() == 0) return tensor(o.shape());
       std::shared_ptr<T const> values;
       if constexpr (std::is_same_v<U, T> && is_reverse_v<U>)
-        values = o.lazy_ ? o.lazy_->elements() : o.data_;
+        values =
+            o.lazy_ ? std::shared_ptr<T const>(o.lazy_->elements(), o.lazy_->elements().get() + o.lazy_at_) : o.data_;
       else if constexpr (std::is_same_v<U, T>)
         values = o.data_;
       else
@@ -479,8 +479,9 @@ class tensor : public detail::tensor_tag {
   void own() {
     if constexpr (is_reverse_v<S>)
       if (lazy_) {
-        data_ = lazy_->elements();
+        data_ = std::shared_ptr<S>(lazy_->elements(), lazy_->elements().get() + lazy_at_);
         lazy_.reset();
+        lazy_at_ = 0;
       }
     unshare();
     block_ = {};
@@ -523,6 +524,7 @@ class tensor : public detail::tensor_tag {
   std::shared_ptr<S> data_;          // null while the elements are kept as values (lazy_)
   detail::var_block block_;          // tensors of vars only
   std::shared_ptr<lazy_type> lazy_;  // tensors of vars only: a block kept as values
+  std::size_t lazy_at_ = 0;          // this tensor's element 0 is the block's element lazy_at_
 
   friend struct detail::tensor_access;
 };
@@ -539,7 +541,7 @@ struct tensor_access {
                     s.index();
                     s.epoch();
                   }) {
-      if (t.lazy_) return {t.lazy_->first, t.lazy_->epoch};
+      if (t.lazy_) return {t.lazy_->first + static_cast<index_type>(t.lazy_at_), t.lazy_->epoch};
       var_block const b = t.block_;
       if (b.first == 0 || t.n_ == 0) return {};
       S const& head = t.data_.get()[0];
@@ -573,7 +575,7 @@ struct tensor_access {
   /// The values of a tensor of vars kept as values (a block); nullptr otherwise.
   template <class S>
   static value_type_t<S> const* kept_values(tensor<S> const& t) noexcept {
-    return t.lazy_ ? t.lazy_->values.get() : nullptr;
+    return t.lazy_ ? t.lazy_->values.get() + t.lazy_at_ : nullptr;
   }
   /// Gives t its elements (a tensor that will be written through a shared buffer: parameter).
   template <class S>
