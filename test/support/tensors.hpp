@@ -3,6 +3,7 @@
 #pragma once
 
 #include <adx/tensor/tensor.hpp>
+#include <string>
 
 #include "support/check.hpp"
 
@@ -20,6 +21,17 @@ inline void check_tensor(adx::tensor<double> const& t, nlohmann::json const& wan
   REQUIRE(t.shape() == adx::shape::from(dims.begin(), dims.end()));
   auto const w = data(want);
   for (std::size_t i = 0; i < w.size(); ++i) CHECK(close(t[i], w[i], rtol, 1e-12));
+}
+
+/// The message of the adx::shape_error that f throws, or "no error".
+template <class F>
+std::string shape_error_message(F&& f) {
+  try {
+    f();
+  } catch (adx::shape_error const& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 }  // namespace adx_test

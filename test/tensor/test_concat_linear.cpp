@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "support/check.hpp"
+#include "support/tensors.hpp"
 
 using namespace adx;
 using adx_test::close;
@@ -93,14 +94,7 @@ TEST_CASE("concat and stack: values and shapes, along every axis") {
 
 TEST_CASE("concat and stack: errors name the operation and the shapes") {
   tensor<double> const a{{1, 2, 3}, {4, 5, 6}}, b{1, 2, 3}, d{{1, 2}, {3, 4}};
-  auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (shape_error const& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto const message = [](auto&& f) { return adx_test::shape_error_message(f); };
   CHECK(message([&] { (void)concat({a, b}); }) == "adx: concat: the tensors' ranks differ (shapes [2, 3] and [3])");
   CHECK(message([&] {
           (void)concat({a, d}, 0);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "support/check.hpp"
+#include "support/tensors.hpp"
 
 using namespace adx;
 using adx_test::close;
@@ -120,14 +121,7 @@ TEST_CASE("tensor: printing like numpy") {
 
 TEST_CASE("tensor: errors name the operation and the shapes") {
   tensor<double> a = zeros({2, 3}), b = zeros({3, 3});
-  auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (shape_error const& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto const message = [](auto&& f) { return adx_test::shape_error_message(f); };
   CHECK(message([&] { (void)eval(a + b); }) ==
         "adx: add: shapes cannot be broadcast together (shapes [2, 3] and [3, 3])");
   CHECK(message([&] { (void)eval(sin(a) * b); }) ==
