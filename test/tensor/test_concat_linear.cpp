@@ -352,3 +352,89 @@ TEST_CASE("contiguous slices of a block share it from an offset: values, element
   std::vector<double> const want{0, 0, 0, 0.5, 0.5, 0.5, 10.5, 1.5 + 2 * 5, 1.5 + 2 * 4, 0, 0, 0};
   for (std::size_t i = 0; i < 12; ++i) CHECK(g[i] == want[i]);
 }
+
+namespace {
+
+/// x [rows..., n-part] with every element of the row operand r repeated along the leading axes:
+/// the full-size copy an operand read in rows stands for (for var: the same variables, as
+/// elements of its own, so the copy is read flat and element by element).
+template <class S>
+tensor<S> repeat_rows(tensor<S> const& r, shape const& out) {
+  tensor<S> full(out);
+  for (std::size_t i = 0; i < full.size(); ++i) full[i] = r[i % r.size()];
+  return full;
+}
+
+/// One program over x [.., n] and rows b, c (b [n], c [1, n]): the general node (tanh), a
+/// linear node, a fused sum, and a plain broadcast of a row operand.
+template <class S>
+S row_program(tensor<S> const& x, tensor<S> const& b, tensor<S> const& c, tensor<double> const& w) {
+  tensor<S> const h = tanh(x * b + c);           // rows of the same period: read in rows
+  tensor<S> const z = 2.0 * h - b + 0.5 * c;     // linear: the rows read at their column
+  tensor<S> const y = z + w;                     // a constant operand of the result's shape
+  return S(sum(y * b) + sum(exp(c) * x) / 3.0);  // fused sums with rows
+}
+
+}  // namespace
+
+TEST_CASE("operands read in rows (a bias over a batch) give what their full-size copies give, in every mode") {
+  tensor<double> const x0{{{0.5, -1.0, 2.0, 0.25}, {1.5, 0.75, -0.5, 3.0}, {0.1, 0.2, -0.3, 0.4}},
+                          {{-0.5, 1.0, 0.2, -0.25}, {0.5, -0.75, 1.5, 0.3}, {1.1, -0.2, 0.3, -0.4}}};  // [2, 3, 4]
+  tensor<double> const b0{0.3, -0.6, 0.9, 0.2}, c0 = tensor<double>{0.1, 0.4, -0.2, 0.7}.reshape({1, 4});
+  tensor<double> const w = random_normal({2, 3, 4}, 77);
+  shape const out{2, 3, 4};
+
+  // plain numbers: exactly what the full-size copies give
+  double const v = row_program(x0, b0, c0, w);
+  CHECK(v == row_program(x0, repeat_rows(b0, out), repeat_rows(c0, out), w));
+
+  // reverse mode: the same value and gradients, whether b and c are blocks read in rows, rows
+  // with elements of their own (gathered), or full-size copies read flat
+  auto gradients = [&](int how) {
+    tape_scope<var<double>> scope;
+    tensor<var<double>> x(x0), b(b0), c(c0);
+    tensor<var<double>> bb = b, cc = c;
+    if (how == 1) bb[0] = b[0], cc[0] = c[0];  // a write: elements of their own, the same variables
+    if (how == 2) bb = repeat_rows(b, out), cc = repeat_rows(c, out);
+    var<double> const l = row_program(x, bb, cc, w);
+    CHECK(l.value() == v);
+    backward(l);
+    tensor<double> const gx = adjoints(x), gb = adjoints(b), gc = adjoints(c);
+    std::vector<double> g(gx.begin(), gx.end());
+    g.insert(g.end(), gb.begin(), gb.end());
+    g.insert(g.end(), gc.begin(), gc.end());
+    return g;
+  };
+  auto const rows = gradients(0), own = gradients(1), full = gradients(2);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    INFO("gradient element " << i);
+    CHECK(close(rows[i], full[i], 1e-15, 1e-15));
+    CHECK(close(own[i], full[i], 1e-15, 1e-15));
+  }
+
+  // forward mode along b's first element, and finite differences along it
+  tensor<dual<double>> const xd(x0), cd(c0);
+  tensor<dual<double>> bd(b0);
+  bd[0] = dual<double>(b0[0], 1.0);
+  dual<double> const yd = row_program(xd, bd, cd, w);
+  CHECK(yd.value() == v);
+  CHECK(close(yd.tangent(), rows[x0.size()], 1e-13, 1e-13));
+  tensor<double> up = b0, down = b0;
+  up[0] += 1e-6;
+  down[0] -= 1e-6;
+  CHECK(close((row_program(x0, up, c0, w) - row_program(x0, down, c0, w)) / 2e-6, rows[x0.size()], 1e-7, 1e-7));
+}
+
+TEST_CASE("rows of different periods, and broadcasts that are not rows, are read through strides") {
+  tensor<double> const x = random_normal({2, 3, 4}, 5), y = random_normal({3, 4}, 6), r = random_normal({4}, 7),
+                       col = random_normal({3, 1}, 8);
+  shape const out{2, 3, 4};
+  tensor<double> const want = x + repeat_rows(y, out) * repeat_rows(r, out);
+  tensor<double> const got = x + y * r;  // periods 12 and 4: strided
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK(got[i] == want[i]);
+  tensor<double> const outer = col * r;  // [3, 1] * [4]: [3, 4], neither operand a row
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 4; ++j) CHECK(outer(i, j) == col(i, 0) * r[j]);
+  tensor<double> const lead = x - r.reshape({1, 1, 4});  // leading 1s: a row of period 4
+  for (std::size_t i = 0; i < lead.size(); ++i) CHECK(lead[i] == x[i] - r[i % 4]);
+}

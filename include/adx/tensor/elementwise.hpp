@@ -38,6 +38,41 @@ namespace detail {
 
 using stride_array = std::array<std::size_t, shape::max_rank>;
 
+/// Whether an operand of shape `in` read with broadcasting over the result's shape `out` reads
+/// its elements in order again and again: element i of the result reads element i % in.size()
+/// (in's extents, leading 1s aside, are out's last extents: a bias row [n] over [m, n]).
+inline bool reads_cyclically(adx::shape const& in, adx::shape const& out) noexcept {
+  std::size_t lead = 0;
+  while (lead < in.rank() && in[lead] == 1) ++lead;
+  std::size_t const r = in.rank() - lead;
+  if (r == 0 || r > out.rank()) return false;
+  for (std::size_t d = 0; d < r; ++d)
+    if (in[lead + d] != out[out.rank() - r + d]) return false;
+  return true;
+}
+
+/// How an expression's element loop reads its operands over the result's shape (read_plan_for).
+/// - flat: every operand is of the result's shape or has one element: element i reads their
+///   element i, or 0.
+/// - rows: the result is read as rows of `period` elements. Element i, at column c = i % period
+///   of its row, reads element c of a *row* operand (one whose extents, leading 1s aside, are
+///   the result's last extents, such as a bias [n] over [m, n]) and reads the others as flat.
+/// - strided: through a multi-index and broadcast strides (any other broadcast).
+struct read_plan {
+  enum class mode : std::uint8_t { flat, rows, strided };
+  mode how = mode::strided;
+  std::size_t period = 0;  ///< rows only
+};
+/// What one operand needs (row_period): 0 if it is read flat (the result's shape, or one
+/// element), its size if it is a row, and no_rows otherwise.
+inline constexpr std::size_t no_rows = static_cast<std::size_t>(-1);
+/// The common period of two operands' needs: no_rows when they disagree.
+constexpr std::size_t join_rows(std::size_t a, std::size_t b) noexcept {
+  if (a == 0) return b;
+  if (b == 0 || a == b) return a;
+  return no_rows;
+}
+
 /// A tensor operand, read with broadcasting. A tensor of vars kept as values beside its block
 /// (detail::var_values) is read as it is kept: element k is the variable first + k holding
 /// v[k], and no element is made.
@@ -46,12 +81,14 @@ struct tensor_leaf {
   tensor<S> t;
   stride_array bst{};
   bool single = false;
+  bool row = false;      // read as a row (read_plan): element c of a row
   S const* e = nullptr;  // t's elements, from bind(), unless t is kept as values
   struct kept_values {
     value_type_t<S> const* v = nullptr;
     index_type first = 0;
     epoch_type epoch = 0;
-    /// For value_flat (set by a linear node's evaluation): element k's value is read[k * step].
+    /// For value_row (set by a linear node's evaluation): element k's value is read[k * step]
+    /// (read[c] for a row).
     value_type_t<S> const* read = nullptr;
     std::size_t step = 0;
   };
@@ -59,11 +96,19 @@ struct tensor_leaf {
 
   adx::shape const& shape() const noexcept { return t.shape(); }
   bool flat_readable(adx::shape const& out) const noexcept { return t.size() == 1 || t.shape() == out; }
-  /// Prepares the reads for the result's shape `out`; `flat`: the expression is read at flat
-  /// positions only (at_flat), so no strides are needed.
-  void bind(adx::shape const& out, bool flat) {
+  std::size_t row_period(adx::shape const& out) const noexcept {
+    if (flat_readable(out)) return 0;
+    return reads_cyclically(t.shape(), out) ? t.size() : no_rows;
+  }
+  /// Prepares the reads for the result's shape `out` as `plan` reads it (strides only for a
+  /// strided read).
+  void bind(adx::shape const& out, read_plan plan) {
     single = t.size() == 1;
-    if (!flat) bst = broadcast_strides(t.shape(), out);
+    row = false;
+    if (plan.how == read_plan::mode::rows)
+      row = !single && t.size() == plan.period;  // the others are of the result's shape
+    else if (plan.how == read_plan::mode::strided)
+      bst = broadcast_strides(t.shape(), out);
     if constexpr (is_reverse_v<S>) {
       if (auto const* v = tensor_access::kept_values(t)) {
         var_block const b = tensor_access::block(t);
@@ -74,6 +119,10 @@ struct tensor_leaf {
     e = std::as_const(t).data();  // const: reading must not copy a shared buffer
   }
   ADX_ALWAYS_INLINE decltype(auto) at_flat(std::size_t i) const noexcept { return element(single ? 0 : i); }
+  /// Element i, at column c of its row (read_plan).
+  ADX_ALWAYS_INLINE decltype(auto) at_row(std::size_t i, std::size_t c) const noexcept {
+    return element(single ? 0 : row ? c : i);
+  }
   ADX_ALWAYS_INLINE decltype(auto) at_index(stride_array const& idx, std::size_t rank) const noexcept {
     std::size_t o = 0;
     for (std::size_t d = 0; d < rank; ++d) o += idx[d] * bst[d];
@@ -91,6 +140,13 @@ struct tensor_leaf {
     else
       return e[single ? 0 : i];
   }
+  /// The same at element i, column c of its row (read_plan).
+  ADX_ALWAYS_INLINE auto value_row(std::size_t i, std::size_t c) const noexcept {
+    if constexpr (is_reverse_v<S>)
+      return kept.read[row ? c : i * kept.step];
+    else
+      return e[single ? 0 : row ? c : i];
+  }
 
  private:
   ADX_ALWAYS_INLINE decltype(auto) element(std::size_t k) const noexcept {
@@ -107,14 +163,17 @@ struct scalar_leaf {
   X v;
   adx::shape shape() const noexcept { return {}; }
   bool flat_readable(adx::shape const&) const noexcept { return true; }
-  void bind(adx::shape const&, bool) noexcept {}
+  std::size_t row_period(adx::shape const&) const noexcept { return 0; }
+  void bind(adx::shape const&, read_plan) noexcept {}
   ADX_ALWAYS_INLINE X const& at_flat(std::size_t) const noexcept { return v; }
+  ADX_ALWAYS_INLINE X const& at_row(std::size_t, std::size_t) const noexcept { return v; }
   ADX_ALWAYS_INLINE X const& at_index(stride_array const&, std::size_t) const noexcept { return v; }
   template <class F>
   void for_each_element(F&& f) const {
     f(v);
   }
   ADX_ALWAYS_INLINE decltype(auto) value_flat(std::size_t) const noexcept { return value_of(v); }
+  ADX_ALWAYS_INLINE decltype(auto) value_row(std::size_t, std::size_t) const noexcept { return value_of(v); }
 };
 
 template <class E>
@@ -147,8 +206,15 @@ class tensor_expr : public detail::tensor_tag {
   bool flat_readable(adx::shape const& out) const noexcept {
     return ops_.apply([&](auto const&... op) { return (op.flat_readable(out) && ...); });
   }
-  void bind(adx::shape const& out, bool flat) {
-    ops_.apply([&](auto&... op) { (op.bind(out, flat), ...); });
+  std::size_t row_period(adx::shape const& out) const noexcept {
+    return ops_.apply([&](auto const&... op) {
+      std::size_t p = 0;
+      ((p = detail::join_rows(p, op.row_period(out))), ...);
+      return p;
+    });
+  }
+  void bind(adx::shape const& out, detail::read_plan plan) {
+    ops_.apply([&](auto&... op) { (op.bind(out, plan), ...); });
   }
   /// The element's scalar expression (or plain value), read at a flat position.
   /// (Always inlined, with the leaves' reads: the element loop then keeps the expression in
@@ -157,25 +223,25 @@ class tensor_expr : public detail::tensor_tag {
     return ops_.apply([&](auto const&... op)
                           ADX_INLINE_LAMBDA { return detail::make_expr_inline<Rule>(op.at_flat(i)...); });
   }
+  /// Element i, at column c of its row (detail::read_plan).
+  ADX_ALWAYS_INLINE auto at_row(std::size_t i, std::size_t c) const {
+    return ops_.apply([&](auto const&... op)
+                          ADX_INLINE_LAMBDA { return detail::make_expr_inline<Rule>(op.at_row(i, c)...); });
+  }
   ADX_ALWAYS_INLINE auto at_index(detail::stride_array const& idx, std::size_t rank) const {
     return ops_.apply([&](auto const&... op)
                           ADX_INLINE_LAMBDA { return detail::make_expr_inline<Rule>(op.at_index(idx, rank)...); });
   }
-  /// The element's value at a flat position, from the operands' values by the rules' value
-  /// functions: the same numbers as at_flat(i).val() without building the element. (For element
-  /// types var<T>, T a plain number, as the linear node uses it: an element expression holds
-  /// its plain-number operands as T, detail::wrap, so they are converted here too.)
+  /// The element's value at a flat position (value_flat), or at element i, column c of its row
+  /// (value_row), from the operands' values by the rules' value functions: the same numbers as
+  /// at_flat(i).val() without building the element. (For element types var<T>, T a plain
+  /// number, as the linear node uses them: an element expression holds its plain-number
+  /// operands as T, detail::wrap, so they are converted here too.)
   ADX_ALWAYS_INLINE auto value_flat(std::size_t i) const {
-    if constexpr (ad_operand<element_type>) {
-      using V = value_type_t<element_type>;
-      return ops_.apply([&](auto const&... op) ADX_INLINE_LAMBDA {
-        return detail::evaluate_rule<Rule, V>(static_cast<V>(op.value_flat(i))...);
-      });
-    } else {
-      return ops_.apply([&](auto const&... op) ADX_INLINE_LAMBDA {
-        return detail::evaluate_rule<Rule, element_type>(op.value_flat(i)...);
-      });
-    }
+    return values_by([i](auto const& op) ADX_INLINE_LAMBDA { return op.value_flat(i); });
+  }
+  ADX_ALWAYS_INLINE auto value_row(std::size_t i, std::size_t c) const {
+    return values_by([i, c](auto const& op) ADX_INLINE_LAMBDA { return op.value_row(i, c); });
   }
   /// Calls f on each operand (a leaf or a sub-expression), left to right.
   template <class F>
@@ -205,6 +271,17 @@ class tensor_expr : public detail::tensor_tag {
       };
       (fold(op.shape()), ...);
     });
+  }
+  template <class Read>
+  ADX_ALWAYS_INLINE auto values_by(Read read) const {
+    if constexpr (ad_operand<element_type>) {
+      using V = value_type_t<element_type>;
+      return ops_.apply([&](auto const&... op)
+                            ADX_INLINE_LAMBDA { return detail::evaluate_rule<Rule, V>(static_cast<V>(read(op))...); });
+    } else {
+      return ops_.apply([&](auto const&... op)
+                            ADX_INLINE_LAMBDA { return detail::evaluate_rule<Rule, element_type>(read(op)...); });
+    }
   }
   detail::operand_pack<Ops...> ops_;
   adx::shape shape_;
@@ -668,11 +745,29 @@ inline void next_index(stride_array& idx, adx::shape const& sh) noexcept {
   }
 }
 
+/// How expr (or one leaf) is read over the result's shape sh; bind(sh, plan) then prepares it.
+template <class E>
+read_plan read_plan_for(E const& expr, adx::shape const& sh) noexcept {
+  using mode = read_plan::mode;
+  if (expr.flat_readable(sh)) return {mode::flat};  // the common case first: one test per operand
+  std::size_t const p = expr.row_period(sh);
+  return p == no_rows ? read_plan{mode::strided} : read_plan{mode::rows, p};
+}
+
 /// The result tensor of shape sh whose element i is make(i, element expression i), each made
 /// in place, in row-major order.
 template <class R, class E, class F>
-tensor<R> generate_elements(E const& expr, adx::shape const& sh, bool flat, F&& make) {
-  if (flat) return tensor<R>::generate(sh, [&](std::size_t i) ADX_INLINE_LAMBDA { return make(i, expr.at_flat(i)); });
+tensor<R> generate_elements(E const& expr, adx::shape const& sh, read_plan plan, F&& make) {
+  if (plan.how == read_plan::mode::flat)
+    return tensor<R>::generate(sh, [&](std::size_t i) ADX_INLINE_LAMBDA { return make(i, expr.at_flat(i)); });
+  if (plan.how == read_plan::mode::rows) {
+    std::size_t c = 0;
+    return tensor<R>::generate(sh, [&](std::size_t i) ADX_INLINE_LAMBDA {
+      R r = make(i, expr.at_row(i, c));
+      if (++c == plan.period) c = 0;
+      return r;
+    });
+  }
   stride_array idx{};
   std::size_t const rank = sh.rank();
   return tensor<R>::generate(sh, [&](std::size_t i) ADX_INLINE_LAMBDA {
@@ -682,14 +777,20 @@ tensor<R> generate_elements(E const& expr, adx::shape const& sh, bool flat, F&& 
   });
 }
 
-/// Calls f(i, element expression i) for every element of shape sh, in row-major order.
+/// Calls f(i, element expression i) for every element of shape sh, in row-major order, reading
+/// expr (or one leaf) as plan says.
 /// Always inlined: the caller's accumulators then stay in registers (through a reference they
 /// would be stored and reloaded per element, since the node's partial stores may alias them).
 template <class E, class F>
-ADX_ALWAYS_INLINE void visit_elements(E const& expr, adx::shape const& sh, bool flat, F&& f) {
+ADX_ALWAYS_INLINE void visit_elements(E const& expr, adx::shape const& sh, read_plan plan, F&& f) {
   std::size_t const n = sh.size();
-  if (flat) {
+  if (plan.how == read_plan::mode::flat) {
     for (std::size_t i = 0; i < n; ++i) f(i, expr.at_flat(i));
+    return;
+  }
+  if (plan.how == read_plan::mode::rows) {
+    for (std::size_t r = 0; r < n; r += plan.period)
+      for (std::size_t c = 0; c < plan.period; ++c) f(r + c, expr.at_row(r + c, c));
     return;
   }
   stride_array idx{};
@@ -709,19 +810,6 @@ void check_operands_live(E const& expr, Tape const& tp) {
   });
 }
 
-/// Whether an operand of shape `in` read with broadcasting over the result's shape `out` reads
-/// its elements in order again and again: element i of the result reads element i % in.size()
-/// (in's extents, leading 1s aside, are out's last extents: a bias row [n] over [m, n]).
-inline bool reads_cyclically(adx::shape const& in, adx::shape const& out) noexcept {
-  std::size_t lead = 0;
-  while (lead < in.rank() && in[lead] == 1) ++lead;
-  std::size_t const r = in.rank() - lead;
-  if (r == 0 || r > out.rank()) return false;
-  for (std::size_t d = 0; d < r; ++d)
-    if (in[lead + d] != out[out.rank() - r + d]) return false;
-  return true;
-}
-
 template <class X>
 inline constexpr bool is_scalar_leaf = false;
 template <class X>
@@ -729,10 +817,10 @@ inline constexpr bool is_scalar_leaf<scalar_leaf<X>> = true;
 
 /// evaluate_elementwise for a linear expression (linear_in) over var<T>, T a plain number: a
 /// linear_node. Element 0's push gives the partials; each operand's tensor tells how its
-/// indices run; the loop over the elements computes the values only. (For a flat read it takes
-/// the values through pointers set here, without a test per element and operand.)
+/// indices run; the loop over the elements computes the values only. (Read in rows, it takes
+/// the values through pointers set here; strided, through the elements.)
 template <class R, class E, class T>
-tensor<R> evaluate_linear(E& expr, adx::shape const& sh, bool flat, tape<T>& tp) {
+tensor<R> evaluate_linear(E& expr, adx::shape const& sh, read_plan plan, tape<T>& tp) {
   using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
   using node_type = linear_node<T>;
   using kind = typename node_type::operand_kind;
@@ -740,8 +828,8 @@ tensor<R> evaluate_linear(E& expr, adx::shape const& sh, bool flat, tape<T>& tp)
   std::size_t const n = sh.size();
   std::size_t const rank = sh.rank();
   partial_writer<T, K> pw;
-  if (flat) {
-    expr.at_flat(0).push(pw);
+  if (plan.how != read_plan::mode::strided) {
+    expr.at_flat(0).push(pw);  // element 0 reads every operand's element 0
   } else {
     stride_array const origin{};
     expr.at_index(origin, rank).push(pw);
@@ -776,8 +864,10 @@ tensor<R> evaluate_linear(E& expr, adx::shape const& sh, bool flat, tape<T>& tp)
         note(kind::block, l.kept.first, l.kept.epoch, nullptr);
         l.kept.read = l.kept.v;
         l.kept.step = 1;
-      } else if (l.kept.v && !flat && reads_cyclically(l.shape(), sh)) {  // values read through at_index
+      } else if (l.kept.v && reads_cyclically(l.shape(), sh)) {
         note(kind::cyclic, l.kept.first, l.kept.epoch, nullptr, l.t.size());
+        l.kept.read = l.kept.v;  // read at the column (a row operand), or through at_index
+        l.kept.step = 0;
       } else {
         index_type* const ix = tp.template node_array<index_type>(n);
         T* const xv = gathered.emplace_back(std::make_unique_for_overwrite<T[]>(n)).get();
@@ -789,27 +879,24 @@ tensor<R> evaluate_linear(E& expr, adx::shape const& sh, bool flat, tape<T>& tp)
           any |= x.index();
           stray |= stray_epoch_bits(x.epoch(), ep);
         };
-        if (flat) {
-          for (std::size_t i = 0; i < n; ++i) take(i, l.at_flat(i));
-        } else {
-          stride_array idx{};
-          for (std::size_t i = 0; i < n; ++i) {
-            take(i, l.at_index(idx, rank));
-            next_index(idx, sh);
-          }
-        }
+        visit_elements(l, sh, plan, take);
         any_index |= any;
         stray_epoch |= stray;
         node.add(kind::general, 0, ix, p);
-        l.kept.read = xv;
+        l.kept.read = xv;  // gathered: element i at i, a row operand too
         l.kept.step = 1;
+        l.row = false;
       }
     };
     for_each_active_leaf<R>(expr, leaf);
-    if (flat)
+    if (plan.how == read_plan::mode::flat) {
       for (std::size_t i = 0; i < n; ++i) v[i] = expr.value_flat(i);
-    else
-      visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA { v[i] = e.val(); });
+    } else if (plan.how == read_plan::mode::rows) {
+      for (std::size_t r = 0; r < n; r += plan.period)
+        for (std::size_t c = 0; c < plan.period; ++c) v[r + c] = expr.value_row(r + c, c);
+    } else {
+      visit_elements(expr, sh, plan, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA { v[i] = e.val(); });
+    }
     if (stray_epoch != 0) check_operands_live<R>(expr, tp);
   } catch (...) {
     tp.rollback(cp);
@@ -863,7 +950,7 @@ bool block_operands(E& expr, adx::shape const& sh, std::array<Kind, K>& kind, st
 /// stale, or none is active, the node is dropped again. When block_operands can tell every
 /// operand's indices, the node keeps partials only.
 template <class R, class E, class T>
-tensor<R> evaluate_recorded(E& expr, adx::shape const& sh, bool flat, tape<T>& tp) {
+tensor<R> evaluate_recorded(E& expr, adx::shape const& sh, read_plan plan, tape<T>& tp) {
   using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
   using node_type = elementwise_node<T>;
   constexpr std::size_t K = element_expr::n_active;
@@ -891,7 +978,7 @@ tensor<R> evaluate_recorded(E& expr, adx::shape const& sh, bool flat, tape<T>& t
   auto& node = *nd;  // the node does not move once the tape owns it
   index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
   try {
-    visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
+    visit_elements(expr, sh, plan, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
       // a writer per element, whose address never escapes: it stays in registers
       typename node_type::template writer<element_expr::n_active> w{index, partial, n, i, ep};
       e.push(w);
@@ -919,19 +1006,19 @@ template <class E>
 auto evaluate_elementwise(E& expr) {
   using R = typename E::element_type;
   adx::shape const sh = expr.shape();
-  bool const flat = expr.flat_readable(sh);
-  expr.bind(sh, flat);
+  read_plan const plan = read_plan_for(expr, sh);
+  expr.bind(sh, plan);
   if constexpr (is_reverse_v<R>) {
     using T = value_type_t<R>;
     auto& tp = tape<T>::current();
     if (sh.size() == 0 || !grad_enabled())
-      return generate_elements<R>(expr, sh, flat, [](std::size_t, auto const& e) { return R::constant(e.val()); });
+      return generate_elements<R>(expr, sh, plan, [](std::size_t, auto const& e) { return R::constant(e.val()); });
     if constexpr (std::is_arithmetic_v<T> && linear_in<R, E>::value)
-      return evaluate_linear<R>(expr, sh, flat, tp);
+      return evaluate_linear<R>(expr, sh, plan, tp);
     else
-      return evaluate_recorded<R>(expr, sh, flat, tp);
+      return evaluate_recorded<R>(expr, sh, plan, tp);
   } else {
-    return generate_elements<R>(expr, sh, flat, [](std::size_t, auto&& e) { return R(e); });
+    return generate_elements<R>(expr, sh, plan, [](std::size_t, auto&& e) { return R(e); });
   }
 }
 

@@ -279,8 +279,8 @@ auto reduce_expression(E expr) {
   constexpr bool is_mean = std::is_same_v<Red, mean_reduction>;
   adx::shape const sh = expr.shape();
   std::size_t const n = sh.size();
-  bool const flat = expr.flat_readable(sh);
-  expr.bind(sh, flat);
+  read_plan const plan = read_plan_for(expr, sh);
+  expr.bind(sh, plan);
   auto const finish = [n](auto const& s) {
     using S = std::remove_cvref_t<decltype(s)>;
     if constexpr (is_mean) {
@@ -295,7 +295,7 @@ auto reduce_expression(E expr) {
     auto& tp = tape<T>::current();
     T s = constant<T>(0);
     if (!grad_enabled()) {
-      visit_elements(expr, sh, flat, [&](std::size_t, auto const& e) { s = s + e.val(); });
+      visit_elements(expr, sh, plan, [&](std::size_t, auto const& e) { s = s + e.val(); });
       return R::constant(finish(s));
     }
     using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
@@ -351,7 +351,7 @@ auto reduce_expression(E expr) {
       for_each_scalar_operand<R>(expr, note);
     }
     try {
-      visit_elements(expr, sh, flat, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
+      visit_elements(expr, sh, plan, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
         writer w{index, partial, n, i, ep, sums};
         e.push(w);
         any_index |= w.any_index;
@@ -376,7 +376,7 @@ auto reduce_expression(E expr) {
     return R::recorded(finish(s), first, ep);
   } else {
     R s = constant<R>(0);
-    visit_elements(expr, sh, flat, [&](std::size_t, auto const& e) { s = s + R(e); });
+    visit_elements(expr, sh, plan, [&](std::size_t, auto const& e) { s = s + R(e); });
     return finish(s);
   }
 }
