@@ -449,15 +449,18 @@ struct elementwise_node final : tape<T>::node {
     std::fill_n(kind, k, operand_kind::general);
   }
 
-  /// Receives one element's (index, partial) pairs from its expression's push, noting whether
+  /// Receives one element's (index, partial) pairs from its expression's push. The partial of
+  /// push position J is added into sum if Summed[J] (the caller copies the sums in and out, so
+  /// that they stay in registers, and notes these operands' indices and epochs once), else
+  /// stored for element `element`.
+  /// With per-element indices (`index` not null) it stores the index too, and notes whether
   /// any operand is active and whether any comes from another recording than the current one
   /// (checked afterwards: no call on this path, so that the expression stays in registers).
-  /// The partial of push position J is added into sum if Summed[J] (the caller copies the sums
-  /// in and out, so that they stay in registers, and notes these operands' indices and epochs
-  /// once), else stored for element `element`, with its index unless `index` is null (a node
-  /// without per-element indices). One loop serves both kinds of node: the test is the same at
-  /// every element, and an optimising compiler takes it out of the loop (unswitching), which
-  /// the test build at -Og does not pay for.
+  /// Without (a node whose operands block_operands described), the caller has noted both from
+  /// the operands already, and the element's indices and epochs are not looked at.
+  /// One loop serves both kinds of node: the test is the same at every element, and an
+  /// optimising compiler takes it out of the loop (unswitching), which the test build at -Og
+  /// does not pay for.
   template <std::size_t K, std::array<bool, K> Summed = std::array<bool, K>{}>
   struct writer {
     static constexpr std::size_t n_summed = static_cast<std::size_t>(std::count(Summed.begin(), Summed.end(), true));
@@ -483,10 +486,12 @@ struct elementwise_node final : tape<T>::node {
       if constexpr (Summed[J]) {  // the caller has seen its index and epoch once
         std::get<slot[J]>(sum) += p;
       } else {
-        if (index) index[slot[J] * n + element] = i;  // a constant (index 0) is kept too: slot 0 is never read
         partial[slot[J] * n + element] = p;
-        any_index |= i;
-        stray_epoch |= stray_epoch_bits(e, epoch);
+        if (index) {
+          index[slot[J] * n + element] = i;  // a constant (index 0) is kept too: slot 0 is never read
+          any_index |= i;
+          stray_epoch |= stray_epoch_bits(e, epoch);
+        }
       }
     }
   };
