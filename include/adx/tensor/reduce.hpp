@@ -381,10 +381,13 @@ auto reduce_expression(E expr) {
   }
 }
 
+/// x's reduction to one element. A sum or mean of an expression evaluates it in place: an
+/// expression passed as a temporary is moved there, not copied.
 template <class Red, class X>
-auto reduce_all(X const& x) {
-  if constexpr (tensor_node<X> && (std::is_same_v<Red, sum_reduction> || std::is_same_v<Red, mean_reduction>)) {
-    if (x.shape().size() > 0) return reduce_expression<Red>(x);
+auto reduce_all(X&& x) {
+  using D = std::remove_cvref_t<X>;
+  if constexpr (tensor_node<D> && (std::is_same_v<Red, sum_reduction> || std::is_same_v<Red, mean_reduction>)) {
+    if (x.shape().size() > 0) return reduce_expression<Red>(D(std::forward<X>(x)));
   }
   auto const t = eval(x);
   return reduce_lines<Red>(
@@ -482,9 +485,9 @@ tensor<S> log_softmax_reverse(tensor<S> const& t, long axis) {
 // `where` (the caller's line) is for anomaly mode (reverse/anomaly.hpp).
 #define ADX_TENSOR_REDUCTION(fn, red)                                                                         \
   template <tensor_operand X>                                                                                 \
-  auto fn(X const& x, source_location where = source_location::current()) {                                   \
+  auto fn(X&& x, source_location where = source_location::current()) {                                        \
     detail::anomaly_site_guard site(where);                                                                   \
-    return detail::reduce_all<detail::red>(x);                                                                \
+    return detail::reduce_all<detail::red>(std::forward<X>(x));                                               \
   }                                                                                                           \
   template <tensor_operand X>                                                                                 \
   auto fn(X const& x, long axis, bool keepdims = false, source_location where = source_location::current()) { \
