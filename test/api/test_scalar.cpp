@@ -18,7 +18,7 @@ TEST_CASE("derivative<N>: all orders of exp(sin x)") {
   CHECK(close(d[3], e * (c * c * c - 3 * s * c - c)));
 }
 
-TEST_CASE("gradient and hessian of a small function; hvp = H v") {
+TEST_CASE("gradient and hessian of a small function, hvp = H v") {
   auto f = [](auto const& x) { return x[0] * exp(x[1]) + x[1] * x[2] * x[2]; };
   std::vector<double> const x{0.5, -0.3, 1.2};
   auto const g = gradient(f, x);

@@ -36,7 +36,7 @@ TEST_CASE("dual: float scalars work too") {
   CHECK(close(y.tangent(), std::cos(2.0f) * 2.0f + std::sin(2.0f), 1e-6, 1e-6));
 }
 
-TEST_CASE("adx's own functions take plain numbers; max/fmax treat NaN as documented") {
+TEST_CASE("adx's own functions take plain numbers, max/fmax treat NaN as documented") {
   CHECK(adx::clamp(5.0, 0.0, 1.0) == 1.0);
   CHECK(adx::relu(-2.0) == 0.0);
   CHECK(adx_test::close(adx::digamma(1.0), -0.5772156649015329));

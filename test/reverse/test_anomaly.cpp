@@ -71,7 +71,7 @@ TEST_CASE("anomaly: off by default, the same sweep gives inf without a word") {
   CHECK(x.adjoint() == inf);
 }
 
-TEST_CASE("anomaly: assignments carry their line; compound assignments their operation only") {
+TEST_CASE("anomaly: assignments carry their line, compound assignments their operation only") {
   tape_scope<var<double>> scope;
   detect_anomaly on;
   var<double> const x = 0.0;

@@ -83,7 +83,7 @@ TEST_CASE("var: assignment is alias-safe") {
   CHECK(close(y.adjoint(), 8 * x1 * 1.5));
 }
 
-TEST_CASE("var: copies share the variable; constants and stop_gradient take no tape entry") {
+TEST_CASE("var: copies share the variable, constants and stop_gradient take no tape entry") {
   tape_scope<var<double>> scope;
   auto& t = tape<double>::current();
   var<double> x = 3.0;
@@ -353,7 +353,7 @@ TEST_CASE("the plain sweep's register for chained adjoints: the careful sweep's 
   }
 }
 
-TEST_CASE("independent variables made one after another share a block entry; sweeps step over it") {
+TEST_CASE("independent variables made one after another share a block entry, sweeps step over it") {
   // A fresh tape, so that the chunk boundary below is where the test puts it.
   tape<double> fresh;
   tape_activation<double> on(fresh);

@@ -330,7 +330,7 @@ TEST_CASE("tensor: reverse = forward = finite differences on random shapes with 
   }
 }
 
-TEST_CASE("tensor: BLAS = portable kernel; fused = unfused; long statements; NaN-safe sweeps") {
+TEST_CASE("tensor: BLAS = portable kernel, fused = unfused, long statements, NaN-safe sweeps") {
   std::mt19937_64 gen(7);
   // GEMM shapes, and the matrix-vector ones (one column or one row: GEMV under BLAS)
   for (auto const& mnk : {std::array<std::size_t, 3>{3, 4, 5}, {17, 1, 9}, {1, 33, 300}, {1, 1, 7}, {5, 1, 1}}) {
@@ -412,7 +412,7 @@ TEST_CASE("tensor: BLAS = portable kernel; fused = unfused; long statements; NaN
   }
 }
 
-TEST_CASE("tensor: one tape entry per operation; blocks of variables; bulk gradient reads") {
+TEST_CASE("tensor: one tape entry per operation, blocks of variables, bulk gradient reads") {
   tape_scope<var<double>> scope;
   auto& tp = tape<double>::current();
   tensor<double> const a0 = random_normal({50, 20}, 3), c0 = random_normal({20}, 4);
