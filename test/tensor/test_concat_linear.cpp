@@ -440,3 +440,34 @@ TEST_CASE("rows of different periods, and broadcasts that are not rows, are read
   tensor<double> const lead = x - r.reshape({1, 1, 4});  // leading 1s: a row of period 4
   for (std::size_t i = 0; i < lead.size(); ++i) CHECK(lead[i] == x[i] - r[i % 4]);
 }
+
+TEST_CASE("node outputs keep their values in their block's allocation: shared, copied on write, outliving the block") {
+  tensor<double> const x0{{0.5, -1.0, 2.0}, {1.5, 0.75, -0.5}};
+  tensor<double> kept, product;
+  {
+    tape_scope<var<double>> scope;
+    tensor<var<double>> const x(x0);
+    tensor<var<double>> const y = tanh(x) * 2.0;              // an elementwise node
+    tensor<var<double>> const z = 3.0 * x - 1.0;              // a linear node
+    tensor<var<double>> const c = concat({y, z});             // a copy node
+    tensor<var<double>> const p = matmul(x, x0.transpose());  // a product
+    tensor<double> const yv = y.values(), yv2 = y.values();
+    CHECK(yv.data() == yv2.data());  // shared, not copied
+    tensor<double> w = y.values();
+    w.data()[0] = 42.0;  // copy on write: y keeps its values
+    CHECK(y[0].value() == std::tanh(0.5) * 2.0);
+    CHECK(y.values()[0] == std::tanh(0.5) * 2.0);
+    CHECK(w[0] == 42.0);
+    kept = c.values();
+    product = p.values();
+  }  // the tensors of vars and their blocks are gone; the values taken from them are not
+  for (std::size_t i = 0; i < 6; ++i) {
+    CHECK(kept[i] == std::tanh(x0[i]) * 2.0);
+    CHECK(kept[6 + i] == 3.0 * x0[i] - 1.0);
+  }
+  tensor<double> const want = matmul(x0, x0.transpose());
+  for (std::size_t i = 0; i < 4; ++i) CHECK(product[i] == want[i]);
+  kept.data()[0] = 1.0;  // the only owner now: written in place
+  CHECK(kept[0] == 1.0);
+  CHECK(kept[1] == std::tanh(x0[1]) * 2.0);
+}

@@ -79,8 +79,9 @@ tensor<S> concat_recorded(std::span<tensor<S> const> parts, shape const& out, st
   auto const cp = tp.checkpoint();
   auto nd = tp.template make_node<copy_node<T>>(tp, n);
   index_type* const ix = nd->index;
-  std::shared_ptr<T[]> values = std::make_shared_for_overwrite<T[]>(n);
-  T* const v = values.get();
+  auto made = make_var_values<S>(n, 0, ep);  // the outputs' values and block, one allocation
+  auto& block = made.first;
+  T* const v = made.second;
   index_type any_index = 0;
   std::uint64_t stray_epoch = 0;
   std::size_t at = 0;
@@ -120,8 +121,8 @@ tensor<S> concat_recorded(std::span<tensor<S> const> parts, shape const& out, st
     tp.rollback(cp);
     return tensor<S>::generate(out, [&](std::size_t i) { return S::constant(v[i]); });
   }
-  index_type const first = tp.record_node(std::move(nd), n, "concat");
-  return tensor_access::from_block<S>(out, std::shared_ptr<T const>(std::move(values), v), first, ep);
+  block->first = tp.record_node(std::move(nd), n, "concat");
+  return tensor_access::from_block<S>(out, std::move(block));
 }
 
 }  // namespace detail

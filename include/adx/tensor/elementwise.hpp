@@ -842,12 +842,13 @@ tensor<R> evaluate_linear(E& expr, adx::shape const& sh, read_plan plan, tape<T>
   auto const cp = tp.checkpoint();
   auto nd = tp.template make_node<node_type>(tp, n, K);
   auto& node = *nd;  // the node does not move once the tape owns it
-  index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
   epoch_type const ep = tp.epoch();
+  auto made = make_var_values<R>(n, 0, ep);  // the outputs' values and block, one allocation
+  auto& block = made.first;
+  T* const v = made.second;
+  block->first = tp.record_node(std::move(nd), n, describe_expression<E>());
   index_type any_index = 0;
   std::uint64_t stray_epoch = 0;
-  std::shared_ptr<T[]> values = std::make_shared_for_overwrite<T[]>(n);
-  T* const v = values.get();
   std::vector<std::unique_ptr<T[]>> gathered;  // the values of operands read element by element
   try {
     std::size_t j = 0;
@@ -911,7 +912,7 @@ tensor<R> evaluate_linear(E& expr, adx::shape const& sh, read_plan plan, tape<T>
     tp.rollback(cp);
     return tensor<R>::generate(sh, [&](std::size_t i) { return R::constant(v[i]); });
   }
-  return tensor_access::from_block<R>(sh, std::shared_ptr<T const>(std::move(values), v), first, ep);
+  return tensor_access::from_block<R>(sh, std::move(block));
 }
 
 /// How the active operands of expr (at R's level, in push order) are read, if each is a block
@@ -977,11 +978,13 @@ tensor<R> evaluate_recorded(E& expr, adx::shape const& sh, read_plan plan, tape<
   }
   index_type* const index = nd->stored.index;
   T* const partial = nd->stored.partial;
-  // the outputs are one block: kept as their values beside it (detail::var_values)
-  std::shared_ptr<T[]> values = std::make_shared_for_overwrite<T[]>(n);
-  T* const v = values.get();
+  // the outputs are one block: kept as their values beside it (detail::var_values), which
+  // share one allocation
+  auto made = make_var_values<R>(n, 0, ep);
+  auto& block = made.first;
+  T* const v = made.second;
   auto& node = *nd;  // the node does not move once the tape owns it
-  index_type const first = tp.record_node(std::move(nd), n, describe_expression<E>());
+  block->first = tp.record_node(std::move(nd), n, describe_expression<E>());
   try {
     visit_elements(expr, sh, plan, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
       // a writer per element, whose address never escapes: it stays in registers
@@ -1001,7 +1004,7 @@ tensor<R> evaluate_recorded(E& expr, adx::shape const& sh, read_plan plan, tape<
     return tensor<R>::generate(sh, [&](std::size_t i) { return R::constant(v[i]); });
   }
   node.classify();
-  return tensor_access::from_block<R>(sh, std::shared_ptr<T const>(std::move(values), v), first, ep);
+  return tensor_access::from_block<R>(sh, std::move(block));
 }
 
 /// Runs the loop: one pass over the result. For var<T> elements the expression becomes ONE

@@ -146,22 +146,23 @@ tensor<S> matmul_batched(tensor<XA> const& A, tensor<XB> const& B, std::size_t b
     auto& tp = tape<T>::current();
     auto side_a = product_side<S>(A);
     auto side_b = product_side<S>(B);
-    std::shared_ptr<T[]> c = std::make_shared_for_overwrite<T[]>(batch * M * N);
+    // the product's values are its outputs' values: kept beside the block, in one allocation
+    auto made = make_var_values<S>(batch * M * N, 0, tp.epoch());
+    T* const c = made.second;
     // read through const: the non-const data() of a shared constant operand would copy it
     T const* const a = std::as_const(side_a.values).data();
     T const* const b = std::as_const(side_b.values).data();
     for (std::size_t q = 0; q < batch; ++q)
       gemm<T>(false, false, M, N, K, a + (shared_a ? 0 : q * M * K), K, b + (shared_b ? 0 : q * K * N), N,
-              c.get() + q * M * N, N, false);
+              c + q * M * N, N, false);
     if (!(side_a.active || side_b.active) || out_shape.size() == 0 || !grad_enabled())
       return tensor<S>::generate(out_shape, [&](std::size_t i) { return S::constant(c[i]); });
     auto nd = tp.template make_node<matmul_node<T>>();
     nd->batch = batch, nd->M = M, nd->N = N, nd->K = K, nd->shared_a = shared_a, nd->shared_b = shared_b;
     nd->a = std::move(side_a);
     nd->b = std::move(side_b);
-    index_type const first = tp.record_node(std::move(nd), out_shape.size(), "matmul");
-    // the product's values are its outputs' values: kept beside the block, not copied into vars
-    return tensor_access::from_block<S>(out_shape, std::shared_ptr<T const>(c, c.get()), first, tp.epoch());
+    made.first->first = tp.record_node(std::move(nd), out_shape.size(), "matmul");
+    return tensor_access::from_block<S>(out_shape, std::move(made.first));
   } else {
     tensor<S> const a = as_elements<S>(A), b = as_elements<S>(B);
     tensor<S> C(out_shape);

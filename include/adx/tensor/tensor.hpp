@@ -114,6 +114,46 @@ struct var_values {
 };
 struct no_var_values {};
 
+/// For allocate_shared: allocates what it is asked for (the control block with the object in
+/// it) and `extra` bytes after it, 64-byte aligned, in the same allocation; *where is set to
+/// those bytes.
+template <class U>
+struct trailing_allocator {
+  using value_type = U;
+  std::size_t extra;
+  void** where;
+  trailing_allocator(std::size_t x, void** w) noexcept : extra(x), where(w) {}
+  template <class V>
+  trailing_allocator(trailing_allocator<V> const& o) noexcept : extra(o.extra), where(o.where) {}
+  static std::size_t head(std::size_t k) noexcept { return (k * sizeof(U) + 63) / 64 * 64; }
+  U* allocate(std::size_t k) {
+    char* const p = static_cast<char*>(::operator new (head(k) + extra, std::align_val_t{64}));
+    *where = p + head(k);
+    return reinterpret_cast<U*>(p);
+  }
+  void deallocate(U* p, std::size_t) noexcept { ::operator delete (static_cast<void*>(p), std::align_val_t{64}); }
+  template <class V>
+  bool operator==(trailing_allocator<V> const& o) const noexcept {
+    return extra == o.extra;
+  }
+};
+
+/// A block of n variables kept as values whose values live in the block's own allocation
+/// (one allocation per node output instead of two): returns the block and where to write
+/// its values. (var_values::values then owns nothing: tensor::values() shares the block.)
+template <class S>
+std::pair<std::shared_ptr<var_values<S>>, value_type_t<S>*> make_var_values(std::size_t n, index_type first,
+                                                                            epoch_type epoch) {
+  using T = value_type_t<S>;
+  static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= 64);
+  void* where = nullptr;
+  auto block = std::allocate_shared<var_values<S>>(trailing_allocator<var_values<S>>(n * sizeof(T), &where),
+                                                   std::shared_ptr<T const>{}, n, first, epoch);
+  T* const v = static_cast<T*>(where);
+  block->values = std::shared_ptr<T const>(std::shared_ptr<T const>{}, v);  // not owning
+  return {std::move(block), v};
+}
+
 /// The source offsets of a strided slice in row-major order: `outer` runs of `len` steps of
 /// `jump` along the sliced axis, each step `inner` consecutive elements, runs `stride` apart.
 struct slice_walk {
@@ -417,9 +457,11 @@ class tensor : public detail::tensor_tag {
   auto values() const {
     using V = std::conditional_t<ad_scalar<S>, value_type_t<S>, S>;
     if constexpr (is_reverse_v<S>)
-      if (lazy_)  // shared, copy-on-write
-        return tensor<V>(shape_, std::shared_ptr<V>(std::const_pointer_cast<V>(lazy_->values),
-                                                    const_cast<V*>(lazy_->values.get()) + lazy_at_));
+      if (lazy_) {  // shared, copy-on-write; values kept inside the block live as long as it
+        V* const v = const_cast<V*>(lazy_->values.get()) + lazy_at_;
+        if (lazy_->values.use_count() == 0) return tensor<V>(shape_, std::shared_ptr<V>(lazy_, v));
+        return tensor<V>(shape_, std::shared_ptr<V>(lazy_->values, v));
+      }
     tensor<V> r(shape_);
     V* out = r.data();
     S const* in = data();
@@ -564,6 +606,11 @@ struct tensor_access {
   static tensor<S> from_block(shape const& sh, std::shared_ptr<value_type_t<S> const> values, index_type first,
                               epoch_type epoch) {
     return tensor<S>(sh, std::make_shared<var_values<S>>(std::move(values), sh.size(), first, epoch));
+  }
+  /// The same for a block from make_var_values (its size is sh's).
+  template <class S>
+  static tensor<S> from_block(shape const& sh, std::shared_ptr<var_values<S>> block) {
+    return tensor<S>(sh, std::move(block));
   }
   /// The values of a tensor of vars kept as values (a block), shared; nullopt otherwise.
   template <class S>
