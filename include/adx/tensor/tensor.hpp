@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <mutex>
@@ -46,38 +47,73 @@ class tensor;
 
 namespace detail {
 
-template <class S>
-struct aligned_delete {
-  std::size_t n;
-  void operator()(S* p) const noexcept {
-    std::destroy_n(p, n);
-    ::operator delete (static_cast<void*>(p), std::align_val_t{64});
+/// For allocate_shared: allocates what it is asked for (the control block with the object in
+/// it) and `extra` bytes after it, 64-byte aligned (as every tensor buffer), in the same
+/// allocation; *where is set to those bytes. It asks plain operator new for 63 bytes more and
+/// aligns within them: an over-aligned operator new bypasses malloc's per-thread cache, and
+/// cost the advection form a quarter of its recording.
+template <class U>
+struct trailing_allocator {
+  using value_type = U;
+  std::size_t extra;
+  void** where;
+  trailing_allocator(std::size_t x, void** w) noexcept : extra(x), where(w) {}
+  template <class V>
+  trailing_allocator(trailing_allocator<V> const& o) noexcept : extra(o.extra), where(o.where) {}
+  U* allocate(std::size_t k) {
+    static_assert(alignof(U) <= alignof(std::max_align_t));
+    char* const p = static_cast<char*>(::operator new(k * sizeof(U) + extra + 63));
+    auto const end = reinterpret_cast<std::uintptr_t>(p + k * sizeof(U));
+    *where = p + (k * sizeof(U) + ((64 - end % 64) % 64));
+    return reinterpret_cast<U*>(p);
+  }
+  void deallocate(U* p, std::size_t) noexcept { ::operator delete(static_cast<void*>(p)); }
+  template <class V>
+  bool operator==(trailing_allocator<V> const& o) const noexcept {
+    return extra == o.extra;
   }
 };
 
-/// n default-initialised S (value-initialised for class types) in a 64-byte aligned block.
+/// The n elements of a tensor buffer, destroyed with it: the object allocate_shared makes, with
+/// the elements after it in the same allocation (trailing_allocator).
 template <class S>
-std::shared_ptr<S> allocate(std::size_t n) {
-  void* raw = ::operator new (std::max<std::size_t>(n, 1) * sizeof(S), std::align_val_t{64});
-  S* p = static_cast<S*>(raw);
-  std::uninitialized_value_construct_n(p, n);
-  return std::shared_ptr<S>(p, aligned_delete<S>{n});
+struct buffer_holder {
+  S* p = nullptr;
+  std::size_t n = 0;  ///< how many are made
+  buffer_holder() = default;
+  buffer_holder(buffer_holder const&) = delete;
+  buffer_holder& operator=(buffer_holder const&) = delete;
+  ~buffer_holder() { std::destroy_n(p, n); }
+};
+/// Room for n S, 64-byte aligned, and the holder that will destroy the ones made: one
+/// allocation.
+template <class S>
+std::shared_ptr<buffer_holder<S>> make_buffer(std::size_t n) {
+  static_assert(alignof(S) <= 64, "adx: a tensor element type aligned beyond a cache line");
+  void* where = nullptr;
+  auto h = std::allocate_shared<buffer_holder<S>>(trailing_allocator<buffer_holder<S>>(n * sizeof(S), &where));
+  h->p = static_cast<S*>(where);
+  return h;
 }
 
-/// n S made in place by f(i), in a 64-byte aligned block: nothing is initialised twice.
+/// n default-initialised S (value-initialised for class types) in a 64-byte aligned buffer.
+template <class S>
+std::shared_ptr<S> allocate(std::size_t n) {
+  auto h = make_buffer<S>(n);
+  S* const p = h->p;
+  std::uninitialized_value_construct_n(p, n);
+  h->n = n;
+  return std::shared_ptr<S>(std::move(h), p);
+}
+
+/// n S made in place by f(i), in a 64-byte aligned buffer: nothing is initialised twice. (If
+/// f throws, the ones made are destroyed with the buffer.)
 template <class S, class F>
 std::shared_ptr<S> allocate_generated(std::size_t n, F&& f) {
-  void* raw = ::operator new (std::max<std::size_t>(n, 1) * sizeof(S), std::align_val_t{64});
-  S* p = static_cast<S*>(raw);
-  std::size_t i = 0;
-  try {
-    for (; i < n; ++i) ::new (static_cast<void*>(p + i)) S(f(i));
-  } catch (...) {
-    std::destroy_n(p, i);
-    ::operator delete (raw, std::align_val_t{64});
-    throw;
-  }
-  return std::shared_ptr<S>(p, aligned_delete<S>{n});  // frees p if it throws
+  auto h = make_buffer<S>(n);
+  S* const p = h->p;
+  for (buffer_holder<S>& b = *h; b.n < n; ++b.n) ::new (static_cast<void*>(p + b.n)) S(f(b.n));
+  return std::shared_ptr<S>(std::move(h), p);
 }
 
 /// The elements of a tensor<S> of vars (S = var<T>) that is one block of variables, kept as what
@@ -113,30 +149,6 @@ struct var_values {
   mutable std::shared_ptr<S> elements_;
 };
 struct no_var_values {};
-
-/// For allocate_shared: allocates what it is asked for (the control block with the object in
-/// it) and `extra` bytes after it, 64-byte aligned, in the same allocation; *where is set to
-/// those bytes.
-template <class U>
-struct trailing_allocator {
-  using value_type = U;
-  std::size_t extra;
-  void** where;
-  trailing_allocator(std::size_t x, void** w) noexcept : extra(x), where(w) {}
-  template <class V>
-  trailing_allocator(trailing_allocator<V> const& o) noexcept : extra(o.extra), where(o.where) {}
-  static std::size_t head(std::size_t k) noexcept { return (k * sizeof(U) + 63) / 64 * 64; }
-  U* allocate(std::size_t k) {
-    char* const p = static_cast<char*>(::operator new (head(k) + extra, std::align_val_t{64}));
-    *where = p + head(k);
-    return reinterpret_cast<U*>(p);
-  }
-  void deallocate(U* p, std::size_t) noexcept { ::operator delete (static_cast<void*>(p), std::align_val_t{64}); }
-  template <class V>
-  bool operator==(trailing_allocator<V> const& o) const noexcept {
-    return extra == o.extra;
-  }
-};
 
 /// A block of n variables kept as values whose values live in the block's own allocation
 /// (one allocation per node output instead of two): returns the block and where to write
