@@ -2,6 +2,7 @@
 // (one partial per operand: linear_node) against the general node, forward mode and finite
 // differences.
 #include <adx/adx.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -470,4 +471,23 @@ TEST_CASE("node outputs keep their values in their block's allocation: shared, c
   kept.data()[0] = 1.0;  // the only owner now: written in place
   CHECK(kept[0] == 1.0);
   CHECK(kept[1] == std::tanh(x0[1]) * 2.0);
+}
+
+TEST_CASE("tensor buffers and node outputs' values start on a 64-byte boundary") {
+  auto aligned = [](void const* p) { return reinterpret_cast<std::uintptr_t>(p) % 64 == 0; };
+  for (std::size_t n : {0, 1, 3, 8, 100, 5000}) {
+    CAPTURE(n);
+    tensor<double> const a = random_normal({n}, 3);
+    CHECK(aligned(a.data()));
+    tensor<dual<double>> const d(a);
+    CHECK(aligned(d.data()));
+    tape_scope<var<double>> scope;
+    tensor<var<double>> const x(a);
+    CHECK(aligned(x.data()));  // its elements, made on request
+    if (n == 0) continue;
+    tensor<var<double>> const y = exp(x) * 2.0, z = 3.0 * x + 1.0;
+    CHECK(aligned(detail::tensor_access::kept_values(y)));
+    CHECK(aligned(detail::tensor_access::kept_values(z)));
+    CHECK(aligned(detail::tensor_access::kept_values(concat({y, z}))));
+  }
 }
