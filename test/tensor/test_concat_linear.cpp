@@ -491,3 +491,53 @@ TEST_CASE("tensor buffers and node outputs' values start on a 64-byte boundary")
     CHECK(aligned(detail::tensor_access::kept_values(concat({y, z}))));
   }
 }
+
+TEST_CASE(
+    "axis reductions and log_softmax read a block without making its elements, and keep their outputs as values") {
+  tensor<double> const x0{{0.5, -1.0, 2.0}, {1.5, 0.75, -0.5}};
+  auto run = [&](bool own) {
+    tape_scope<var<double>> scope;
+    tensor<var<double>> x(x0);
+    tensor<var<double>> const xb = x;  // the block's tensor: its elements are never asked for here
+    if (own) x(0, 0) = x(0, 0);        // a write: elements of its own, the same variables
+    tensor<var<double>> const ls = log_softmax(x, 1), m = logsumexp(x, 0), s = sum(x, 1);
+    CHECK(detail::tensor_access::kept_values(ls) != nullptr);
+    CHECK(detail::tensor_access::kept_values(m) != nullptr);
+    CHECK(detail::tensor_access::kept_values(s) != nullptr);
+    var<double> const l = sum(ls * x0) + sum(m * m) + sum(s * s);
+    backward(l);
+    std::vector<double> out{l.value()};
+    tensor<double> const g = adjoints(xb);
+    out.insert(out.end(), g.begin(), g.end());
+    return out;
+  };
+  auto const kept = run(false), own = run(true);
+  double want = 0;
+  for (std::size_t r = 0; r < 2; ++r) {
+    double const lse = std::log(std::exp(x0(r, 0)) + std::exp(x0(r, 1)) + std::exp(x0(r, 2)));
+    double const sr = x0(r, 0) + x0(r, 1) + x0(r, 2);
+    want += sr * sr;
+    for (std::size_t j = 0; j < 3; ++j) want += (x0(r, j) - lse) * x0(r, j);
+  }
+  for (std::size_t j = 0; j < 3; ++j) {
+    double const m = std::log(std::exp(x0(0, j)) + std::exp(x0(1, j)));
+    want += m * m;
+  }
+  CHECK(close(kept[0], want, 1e-14, 1e-14));
+  for (std::size_t i = 0; i < kept.size(); ++i) CHECK(kept[i] == own[i]);
+  check_gradient(
+      [](auto const& x) {
+        using S = typename std::remove_cvref_t<decltype(x)>::value_type;
+        return S(sum(log_softmax(x, 0) * x) + sum(logsumexp(x, 1) * 2.0));
+      },
+      x0);
+
+  tensor<var<double>> stale;
+  {
+    tape_scope<var<double>> inner;
+    stale = tensor<var<double>>(x0);
+  }
+  tape_scope<var<double>> outer;
+  CHECK_THROWS_AS((void)log_softmax(stale, 1), stale_variable_error);
+  CHECK_THROWS_AS((void)sum(stale, 0), stale_variable_error);
+}

@@ -202,20 +202,53 @@ T value_and_partials(std::span<T const> x, T* p) {
   }
 }
 
+/// Reads a tensor of vars' values and indices: a block kept as values (detail::var_values)
+/// as it is kept, without making its elements; otherwise from the elements.
+template <class S>
+struct var_reader {
+  using T = value_type_t<S>;
+  T const* kept;
+  var_block block;
+  S const* e;
+  explicit var_reader(tensor<S> const& t)
+      : kept(tensor_access::kept_values(t)),
+        block(kept ? tensor_access::block(t) : var_block{}),
+        e(kept ? nullptr : t.data()) {}
+  T value(std::size_t k) const { return kept ? kept[k] : e[k].val(); }
+  index_type index(std::size_t k) const { return kept ? block.first + static_cast<index_type>(k) : e[k].index(); }
+  /// Whether one of the n elements is active; throws stale_variable_error for one of a
+  /// recording that ended.
+  bool any_active(std::size_t n, tape<T>& tp) const {
+    if (n == 0) return false;
+    if (kept) {
+      tp.check_live(block.epoch);
+      return true;  // a block's variables are active
+    }
+    bool active = false;
+    for (std::size_t i = 0; i < n; ++i)
+      if (e[i].index() != 0) {
+        active = true;
+        if (e[i].epoch() != tp.epoch()) tp.check_live(e[i].epoch());
+      }
+    return active;
+  }
+};
+
 /// Reduces `lines` lines of t with rule Red: line l holds the elements at offset(l) + j * stride,
 /// j < len. Returns one element per line, in a tensor of shape out (whose size is `lines`). For
 /// var elements all the lines are ONE tape node.
 template <class Red, class S, class Offset>
 tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, std::size_t stride, Offset offset,
                        shape const& out) {
-  S const* e = t.data();
   if constexpr (!ad_scalar<S>) {
+    S const* e = t.data();
     std::vector<S> x(len);
     return tensor<S>::generate(out, [&](std::size_t l) {
       for (std::size_t j = 0; j < len; ++j) x[j] = e[offset(l) + j * stride];
       return Red::value(std::span<S const>(x));
     });
   } else if constexpr (!ad_traits<S>::is_reverse) {
+    S const* e = t.data();
     using T = value_type_t<S>;
     std::vector<T> x(len), p(len);
     return tensor<S>::generate(out, [&](std::size_t l) {
@@ -229,35 +262,30 @@ tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, s
   } else {
     using T = value_type_t<S>;
     auto& tp = tape<T>::current();
-    bool active = false;
-    for (std::size_t i = 0; i < t.size(); ++i)
-      if (e[i].index() != 0) {
-        active = true;
-        if (e[i].epoch() != tp.epoch()) tp.check_live(e[i].epoch());
-      }
-    std::vector<T> x(len), values(lines);
+    var_reader<S> const in(t);
+    bool const active = in.any_active(t.size(), tp);
+    std::vector<T> x(len);
     if (!active || lines == 0 || !grad_enabled()) {
       return tensor<S>::generate(out, [&](std::size_t l) {
-        for (std::size_t j = 0; j < len; ++j) x[j] = e[offset(l) + j * stride].val();
+        for (std::size_t j = 0; j < len; ++j) x[j] = in.value(offset(l) + j * stride);
         return S::constant(Red::value(std::span<T const>(x)));
       });
     }
+    // the outputs are one block, kept as their values (detail::var_values)
+    epoch_type const ep = tp.epoch();
+    auto made = make_var_values<S>(lines, 0, ep);
+    T* const values = made.second;
     auto nd = tp.template make_node<reduction_node<T>>(tp, lines, len);
     for (std::size_t l = 0; l < lines; ++l) {
-      S const* b = e + offset(l);
       index_type* ix = nd->stored.index + l * len;
       for (std::size_t j = 0; j < len; ++j) {
-        x[j] = b[j * stride].val();
-        ix[j] = b[j * stride].index();
+        x[j] = in.value(offset(l) + j * stride);
+        ix[j] = in.index(offset(l) + j * stride);
       }
       values[l] = value_and_partials<Red>(std::span<T const>(x), nd->stored.partial + l * len);
     }
-    index_type const first = tp.record_node(std::move(nd), lines, Red::name);
-    epoch_type const ep = tp.epoch();
-    tensor<S> r = tensor<S>::generate(
-        out, [&](std::size_t l) { return S::recorded_active(values[l], first + static_cast<index_type>(l), ep); });
-    tensor_access::note_block(r, first, ep);
-    return r;
+    made.first->first = tp.record_node(std::move(nd), lines, Red::name);
+    return tensor_access::from_block<S>(out, std::move(made.first));
   }
 }
 
@@ -449,35 +477,29 @@ tensor<S> log_softmax_reverse(tensor<S> const& t, long axis) {
   for (std::size_t d = ax + 1; d < t.rank(); ++d) inner *= t.shape()[d];
   std::size_t const n = t.size(), lines = len ? n / len : 0;
   auto& tp = tape<T>::current();
-  S const* e = t.data();
-  bool active = false;
-  for (std::size_t i = 0; i < n; ++i)
-    if (e[i].index() != 0) {
-      active = true;
-      if (e[i].epoch() != tp.epoch()) tp.check_live(e[i].epoch());
-    }
-  if (!active || n == 0 || !grad_enabled()) return eval(t - logsumexp(t, axis, true));
+  var_reader<S> const in(t);
+  if (!in.any_active(n, tp) || !grad_enabled()) return eval(t - logsumexp(t, axis, true));
+  // the outputs are one block, kept as their values (detail::var_values)
+  epoch_type const ep = tp.epoch();
+  auto made = make_var_values<S>(n, 0, ep);
+  T* const out = made.second;
   auto nd = tp.template make_node<log_softmax_node<T>>(tp, lines, len, inner);
   index_type* const ix = nd->stored.index;
   T* const soft = nd->stored.partial;
-  std::vector<T> x(len), p(len), out(n);
+  std::vector<T> x(len), p(len);
   for (std::size_t l = 0; l < lines; ++l) {
     std::size_t const o = (l / inner) * len * inner + l % inner;
-    for (std::size_t j = 0; j < len; ++j) x[j] = e[o + j * inner].val();
+    for (std::size_t j = 0; j < len; ++j) x[j] = in.value(o + j * inner);
     T const lse = value_and_partials<logsumexp_reduction>(std::span<T const>(x), p.data());
     for (std::size_t j = 0; j < len; ++j) {
       std::size_t const k = o + j * inner;
-      ix[k] = e[k].index();
+      ix[k] = in.index(k);
       soft[k] = p[j];
       out[k] = to_value<T>(x[j] - lse);
     }
   }
-  index_type const first = tp.record_node(std::move(nd), n, "log_softmax");
-  epoch_type const ep = tp.epoch();
-  tensor<S> r = tensor<S>::generate(
-      t.shape(), [&](std::size_t i) { return S::recorded_active(out[i], first + static_cast<index_type>(i), ep); });
-  tensor_access::note_block(r, first, ep);
-  return r;
+  made.first->first = tp.record_node(std::move(nd), n, "log_softmax");
+  return tensor_access::from_block<S>(t.shape(), std::move(made.first));
 }
 
 }  // namespace detail
