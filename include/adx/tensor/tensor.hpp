@@ -7,10 +7,12 @@
 // tensor<var<T>> made from a tensor<T> shares its values).
 //
 // A tensor<var<T>> that is one block of variables (made from numbers, or the outputs of a
-// product or an elementwise node) keeps its values contiguous beside the block's first index
-// (detail::var_values): products use the values as their GEMM operand, expressions read them
-// directly, and the var elements are made only when code asks for them (data(), element
-// access). Any non-const access gives the tensor elements of its own, as a write needs.
+// product, an elementwise or linear node, concat, an axis reduction or log_softmax) keeps its
+// values contiguous beside the block's first index (detail::var_values, one allocation with
+// the values when a node makes them): products use the values as their GEMM operand,
+// expressions and reductions read them directly, and the var elements are made only when code
+// asks for them (data(), element access). Any non-const access gives the tensor elements of
+// its own, as a write needs.
 //
 // Structural operations (reshape, transpose, permute, slice, element access) only move
 // elements. For tensor<var<T>> the moved elements are the same variables, so these operations
