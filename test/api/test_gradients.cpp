@@ -10,18 +10,6 @@ using namespace adx;
 using adx_test::close;
 using adx_test::reference_case;
 
-namespace {
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (adx::error const& e) {
-    return e.what();
-  }
-  return "no error";
-}
-}  // namespace
-
 TEST_CASE("gradients: seed 003 tests 6, 7, 8 (repeated calls, total vs partial derivatives)") {
   {  // test 6: pow(a, 2.) at 2, three gradients in a row -> 4, 2, 0
     tape_scope<var<var<var<double>>>> scope;
@@ -105,14 +93,17 @@ TEST_CASE("gradients: argument errors") {
   tape_scope<var<double>> scope;
   var<double> a = 1.0;
   var<double> y = a * a;
-  CHECK(error_of([&] { gradients(std::vector{y, y}, a, {1.0}); }) == "adx: gradients: Passed 1 grad_ys for 2 ys");
-  CHECK(error_of([&] { gradients(y, a, {}, {}, static_cast<unconnected_gradients>(7)); }) ==
+  CHECK(adx_test::error_message([&] {
+          gradients(std::vector{y, y}, a, {1.0});
+        }) == "adx: gradients: Passed 1 grad_ys for 2 ys");
+  CHECK(adx_test::error_message([&] { gradients(y, a, {}, {}, static_cast<unconnected_gradients>(7)); }) ==
         "adx: gradients: Unknown value for unconnected_gradients: 7");
-  CHECK(error_of([&] { gradients(y, a, {}, {}, unconnected_gradients::none, static_cast<aggregation_method>(9)); }) ==
-        "adx: gradients: Invalid aggregation_method specified 9.");
+  CHECK(adx_test::error_message([&] {
+          gradients(y, a, {}, {}, unconnected_gradients::none, static_cast<aggregation_method>(9));
+        }) == "adx: gradients: Invalid aggregation_method specified 9.");
   tensor<var<double>> t{1.0, 2.0};
   tensor<var<double>> u = t * t;
-  CHECK(error_of([&] {
+  CHECK(adx_test::error_message([&] {
           gradients(u, t, {tensor<double>{1.0, 2.0, 3.0}});
         }) == "adx: gradients: grad_ys[0] has a shape incompatible with ys[0]");
   for (auto m : {aggregation_method::add_n, aggregation_method::experimental_tree,
@@ -129,8 +120,9 @@ TEST_CASE("autograd::grad: seed 001, grad_outputs, create_graph, retain_graph, a
     CHECK(*g[0] == 12.0);
     CHECK(*g[1] == 4.0);
     // the graph was released: a second sweep through it is an error
-    CHECK(error_of([&] { autograd::grad(z, x); }).find("Trying to backward through the graph a second time") !=
-          std::string::npos);
+    CHECK(adx_test::error_message([&] {
+            autograd::grad(z, x);
+          }).find("Trying to backward through the graph a second time") != std::string::npos);
   }
   {  // retain_graph keeps it; grad_outputs weights a tensor output
     tape_scope<var<double>> scope;
@@ -156,25 +148,25 @@ TEST_CASE("autograd::grad: seed 001, grad_outputs, create_graph, retain_graph, a
     var<double> y = 3.0 * x;
     tensor<var<double>> t{1.0, 2.0};
     tensor<var<double>> v = 2.0 * t;
-    CHECK(error_of([&] { autograd::grad(y, unused, {}, true); }) ==
+    CHECK(adx_test::error_message([&] { autograd::grad(y, unused, {}, true); }) ==
           "adx: autograd::grad: One of the differentiated Tensors appears to not have been used in the graph. Set "
           "allow_unused=True if this is the desired behavior.");
     CHECK_FALSE(autograd::grad(y, unused, {}, true, false, true)[0].has_value());
-    CHECK(error_of([&] { autograd::grad(v, t); }) ==
+    CHECK(adx_test::error_message([&] { autograd::grad(v, t); }) ==
           "adx: autograd::grad: grad can be implicitly created only for scalar outputs");
-    CHECK(error_of([&] {
+    CHECK(adx_test::error_message([&] {
             autograd::grad(v, t, {tensor<double>{1.0, 2.0, 3.0}});
           }) ==
           "adx: autograd::grad: Mismatch in shape: grad_output[0] has a shape of [3] and output[0] has a shape of "
           "[2].");
-    CHECK(error_of([&] {
+    CHECK(adx_test::error_message([&] {
             autograd::grad(std::vector{y, y}, x, {1.0});
           }) == "adx: autograd::grad: got 2 tensors and 1 gradients");
-    CHECK(error_of([&] { autograd::grad(var<double>::constant(1.0), x); }) ==
+    CHECK(adx_test::error_message([&] { autograd::grad(var<double>::constant(1.0), x); }) ==
           "adx: autograd::grad: element 0 of tensors does not require grad and does not have a grad_fn");
-    CHECK(error_of([&] { autograd::grad(y, var<double>::constant(1.0)); }) ==
+    CHECK(adx_test::error_message([&] { autograd::grad(y, var<double>::constant(1.0)); }) ==
           "adx: autograd::grad: One of the differentiated Tensors does not require grad");
-    CHECK(error_of([&] { autograd::grad(y, std::vector<var<double>>{}); }) ==
+    CHECK(adx_test::error_message([&] { autograd::grad(y, std::vector<var<double>>{}); }) ==
           "adx: autograd::grad: grad requires non-empty inputs.");
   }
 }

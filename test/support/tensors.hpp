@@ -23,12 +23,13 @@ inline void check_tensor(adx::tensor<double> const& t, nlohmann::json const& wan
   for (std::size_t i = 0; i < w.size(); ++i) CHECK(close(t[i], w[i], rtol, 1e-12));
 }
 
-/// The message of the adx::shape_error that f throws, or "no error".
-template <class F>
-std::string shape_error_message(F&& f) {
+/// The message of the E (an adx error type) that f throws, or "no error"; other exceptions
+/// pass through.
+template <class E = adx::error, class F>
+std::string error_message(F&& f) {
   try {
     f();
-  } catch (adx::shape_error const& e) {
+  } catch (E const& e) {
     return e.what();
   }
   return "no error";

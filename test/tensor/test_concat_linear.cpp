@@ -95,7 +95,7 @@ TEST_CASE("concat and stack: values and shapes, along every axis") {
 
 TEST_CASE("concat and stack: errors name the operation and the shapes") {
   tensor<double> const a{{1, 2, 3}, {4, 5, 6}}, b{1, 2, 3}, d{{1, 2}, {3, 4}};
-  auto const message = [](auto&& f) { return adx_test::shape_error_message(f); };
+  auto const message = [](auto&& f) { return adx_test::error_message<shape_error>(f); };
   CHECK(message([&] { (void)concat({a, b}); }) == "adx: concat: the tensors' ranks differ (shapes [2, 3] and [3])");
   CHECK(message([&] {
           (void)concat({a, d}, 0);

@@ -121,7 +121,7 @@ TEST_CASE("tensor: printing like numpy") {
 
 TEST_CASE("tensor: errors name the operation and the shapes") {
   tensor<double> a = zeros({2, 3}), b = zeros({3, 3});
-  auto const message = [](auto&& f) { return adx_test::shape_error_message(f); };
+  auto const message = [](auto&& f) { return adx_test::error_message<shape_error>(f); };
   CHECK(message([&] { (void)eval(a + b); }) ==
         "adx: add: shapes cannot be broadcast together (shapes [2, 3] and [3, 3])");
   CHECK(message([&] { (void)eval(sin(a) * b); }) ==
