@@ -63,12 +63,6 @@ matmul_side<value_type_t<S>> product_side(tensor<X> const& x) {
     }
     S const* e = x.data();
     side.values = tensor<T>::generate(x.shape(), [&](std::size_t i) { return e[i].val(); });
-    if (var_block const b = tensor_access::block(x); b.first != 0) {  // known to be one block
-      tp.check_live(b.epoch);
-      side.base = b.first;
-      side.active = true;
-      return side;
-    }
     index_type const first = x.size() ? e[0].index() : 0;
     bool block = first != 0;
     for (std::size_t i = 0; i < x.size(); ++i) {

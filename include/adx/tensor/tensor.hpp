@@ -76,6 +76,16 @@ struct trailing_allocator {
   }
 };
 
+/// A shared H made from args with room for n E after it, 64-byte aligned, in the same
+/// allocation: the object and where the room starts.
+template <class H, class E, class... A>
+std::pair<std::shared_ptr<H>, E*> make_shared_with_room(std::size_t n, A&&... args) {
+  static_assert(alignof(E) <= 64, "adx: a tensor element type aligned beyond a cache line");
+  void* where = nullptr;
+  auto h = std::allocate_shared<H>(trailing_allocator<H>(n * sizeof(E), &where), std::forward<A>(args)...);
+  return {std::move(h), static_cast<E*>(where)};
+}
+
 /// The n elements of a tensor buffer, destroyed with it: the object allocate_shared makes, with
 /// the elements after it in the same allocation (trailing_allocator).
 template <class S>
@@ -91,11 +101,9 @@ struct buffer_holder {
 /// allocation.
 template <class S>
 std::shared_ptr<buffer_holder<S>> make_buffer(std::size_t n) {
-  static_assert(alignof(S) <= 64, "adx: a tensor element type aligned beyond a cache line");
-  void* where = nullptr;
-  auto h = std::allocate_shared<buffer_holder<S>>(trailing_allocator<buffer_holder<S>>(n * sizeof(S), &where));
-  h->p = static_cast<S*>(where);
-  return h;
+  auto made = make_shared_with_room<buffer_holder<S>, S>(n);
+  made.first->p = made.second;
+  return std::move(made.first);
 }
 
 /// n default-initialised S (value-initialised for class types) in a 64-byte aligned buffer.
@@ -159,13 +167,10 @@ template <class S>
 std::pair<std::shared_ptr<var_values<S>>, value_type_t<S>*> make_var_values(std::size_t n, index_type first,
                                                                             epoch_type epoch) {
   using T = value_type_t<S>;
-  static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= 64);
-  void* where = nullptr;
-  auto block = std::allocate_shared<var_values<S>>(trailing_allocator<var_values<S>>(n * sizeof(T), &where),
-                                                   std::shared_ptr<T const>{}, n, first, epoch);
-  T* const v = static_cast<T*>(where);
-  block->values = std::shared_ptr<T const>(std::shared_ptr<T const>{}, v);  // not owning
-  return {std::move(block), v};
+  static_assert(std::is_trivially_destructible_v<T>);
+  auto made = make_shared_with_room<var_values<S>, T>(n, std::shared_ptr<T const>{}, n, first, epoch);
+  made.first->values = std::shared_ptr<T const>(std::shared_ptr<T const>{}, made.second);  // not owning
+  return made;
 }
 
 /// The source offsets of a strided slice in row-major order: `outer` runs of `len` steps of
@@ -540,7 +545,6 @@ class tensor : public detail::tensor_tag {
         lazy_at_ = 0;
       }
     unshare();
-    block_ = {};
   }
   void unshare() {
     if (data_.use_count() > 1) {
@@ -578,7 +582,6 @@ class tensor : public detail::tensor_tag {
   adx::shape shape_;
   std::size_t n_ = 0;
   std::shared_ptr<S> data_;          // null while the elements are kept as values (lazy_)
-  detail::var_block block_;          // tensors of vars only
   std::shared_ptr<lazy_type> lazy_;  // tensors of vars only: a block kept as values
   std::size_t lazy_at_ = 0;          // this tensor's element 0 is the block's element lazy_at_
 
@@ -587,41 +590,15 @@ class tensor : public detail::tensor_tag {
 
 namespace detail {
 struct tensor_access {
-  /// The block noted for t, if its first and last elements still agree with it. Only
-  /// adx::parameter writes into a shared buffer (nn/parameter.hpp): refresh() makes variables
-  /// of a new recording (another epoch), assign() keeps indices and epochs; the check notices
-  /// the first and cannot be fooled by the second.
+  /// The block t is kept as (detail::var_values, from its offset), or none ({}). A tensor with
+  /// elements of its own is not taken as a block, whatever its indices.
   template <class S>
   static var_block block(tensor<S> const& t) noexcept {
-    if constexpr (requires(S const& s) {
-                    s.index();
-                    s.epoch();
-                  }) {
+    if constexpr (is_reverse_v<S>)
       if (t.lazy_) return {t.lazy_->first + static_cast<index_type>(t.lazy_at_), t.lazy_->epoch};
-      var_block const b = t.block_;
-      if (b.first == 0 || t.n_ == 0) return {};
-      S const& head = t.data_.get()[0];
-      S const& tail = t.data_.get()[t.n_ - 1];
-      if (head.index() != b.first || head.epoch() != b.epoch ||
-          tail.index() != b.first + static_cast<index_type>(t.n_ - 1) || tail.epoch() != b.epoch)
-        return {};
-      return b;
-    } else {
-      return {};
-    }
+    return {};
   }
-  template <class S>
-  static void note_block(tensor<S>& t, index_type first, epoch_type epoch) noexcept {
-    t.block_ = {first, epoch};
-  }
-  /// A tensor of vars that is the block first, first + 1, ... of recording `epoch`, kept as
-  /// `values` (n = sh.size() of them, n > 0).
-  template <class S>
-  static tensor<S> from_block(shape const& sh, std::shared_ptr<value_type_t<S> const> values, index_type first,
-                              epoch_type epoch) {
-    return tensor<S>(sh, std::make_shared<var_values<S>>(std::move(values), sh.size(), first, epoch));
-  }
-  /// The same for a block from make_var_values (its size is sh's).
+  /// A tensor of vars of shape sh that is `block` (from make_var_values, of sh.size() variables).
   template <class S>
   static tensor<S> from_block(shape const& sh, std::shared_ptr<var_values<S>> block) {
     return tensor<S>(sh, std::move(block));
