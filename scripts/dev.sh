@@ -60,9 +60,11 @@ case "${1:-}" in
     # whole suite, the compile-fail cases with clang++, and the libFuzzer target built in the
     # same tree and run for ADX_FUZZ_SECONDS (default 60; 0 skips it). One clang build serves the
     # "clang++" and "sanitizers" checks of CI. -O0: the nested test instantiations compile 2.7x
-    # faster than at -O1 and in a third of the memory. Every UBSan check but `function` (calls
-    # through a function pointer cast to another type, which adx never makes): it emits type
-    # information for every function and cost 14 % of this build (measured on test_reference: 62 -> 54 s).
+    # faster than at -O1 and in a third of the memory; at -O0 adx forces nothing inline
+    # (ADX_FORCE_INLINE, config.hpp), which took this step from 311 to 225 s. Every UBSan check
+    # but `function` (calls through a function pointer cast to another type, which adx never
+    # makes): it emits type information for every function and cost 14 % of this build
+    # (measured on test_reference: 62 -> 54 s).
     # -g1 (line tables): the reports' stack traces keep their files and lines, and the build
     # takes 7 % less than with full debug information (test_functional: 37.9 -> 35.4 s user).
     # CMAKE_CXX_FLAGS_DEBUG is emptied: its -g comes after ours and would win.
