@@ -104,14 +104,15 @@ case "${1:-}" in
     ;;
   bench-tensor)
     # LibTorch is optional and large (Debian libtorch-dev pulls ~150 packages): installed only
-    # with ADX_BENCH_TORCH=1; tensor_bench uses it whenever CMake finds it.
+    # with ADX_BENCH_TORCH=1; tensor_bench uses it whenever CMake finds it (ADX_BENCH_TORCH=ON is
+    # passed because bench-check shares build-bench and may have turned it off).
     install_missing python3 python3-matplotlib
     if [ "${ADX_BENCH_TORCH:-0}" = 1 ] && ! dpkg -s libtorch-dev >/dev/null 2>&1; then
       [ "$(id -u)" -eq 0 ] && s="" || s="sudo"
       DEBIAN_FRONTEND=noninteractive $s apt-get install -y -qq --no-install-recommends libtorch-dev >/dev/null
     fi
     cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF \
-      -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+      -DADX_BENCH_TORCH=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
     cmake --build build-bench -j "$jobs" --target tensor_bench
     cmake --build build-bench --target tensor_bench_report
     ;;
@@ -149,9 +150,12 @@ case "${1:-}" in
     ;;
   bench-check)
     # the benchmarks must keep compiling and their start-up checks passing: build them with every
-    # peer, then one short run (the timings mean nothing; scripts/dev.sh bench measures)
+    # peer, then one short run (the timings mean nothing; scripts/dev.sh bench measures).
+    # LibTorch only with ADX_BENCH_TORCH=1, as bench-tensor installs it: a machine set up from
+    # the README has none, and where it is installed its benchmark file alone takes 34 s to build.
     install_missing "${peers[@]}"
-    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF >/dev/null
+    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF \
+      -DADX_BENCH_TORCH="$([ "${ADX_BENCH_TORCH:-0}" = 1 ] && echo ON || echo OFF)" >/dev/null
     cmake --build build-bench -j "$jobs" --target scalar_bench
     if ! ./build-bench/benchmarks/scalar_bench --benchmark_min_time=0.01 >build-bench/scalar_bench_check.txt 2>&1; then
       cat build-bench/scalar_bench_check.txt
