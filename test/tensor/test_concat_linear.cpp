@@ -3,6 +3,7 @@
 // differences.
 #include <adx/adx.hpp>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -500,7 +501,20 @@ TEST_CASE(
     tensor<var<double>> x(x0);
     tensor<var<double>> const xb = x;  // the block's tensor: its elements are never asked for here
     if (own) x(0, 0) = x(0, 0);        // a write: elements of its own, the same variables
-    tensor<var<double>> const ls = log_softmax(x, 1), m = logsumexp(x, 0), s = sum(x, 1);
+    auto& tp = tape<double>::current();
+    std::size_t const b0 = tp.stats().node_bytes;
+    tensor<var<double>> const ls = log_softmax(x, 1);
+    std::size_t const b1 = tp.stats().node_bytes;
+    tensor<var<double>> const m = logsumexp(x, 0);
+    std::size_t const b2 = tp.stats().node_bytes;
+    tensor<var<double>> const s = sum(x, 1);
+    std::size_t const b3 = tp.stats().node_bytes;
+    // read as a block: a partial per element (and a reduction one index per line); elements of
+    // their own: an index and a partial per element
+    std::size_t const p = sizeof(double), ix = sizeof(adx::index_type);
+    CHECK(b1 - b0 == (own ? 6 * (ix + p) : 6 * p));
+    CHECK(b2 - b1 == (own ? 6 * (ix + p) : 6 * p + 3 * ix));  // 3 lines of 2, 3 apart
+    CHECK(b3 - b2 == (own ? 6 * (ix + p) : 6 * p + 2 * ix));  // 2 lines of 3
     CHECK(detail::tensor_access::kept_values(ls) != nullptr);
     CHECK(detail::tensor_access::kept_values(m) != nullptr);
     CHECK(detail::tensor_access::kept_values(s) != nullptr);
@@ -528,9 +542,34 @@ TEST_CASE(
   check_gradient(
       [](auto const& x) {
         using S = typename std::remove_cvref_t<decltype(x)>::value_type;
-        return S(sum(log_softmax(x, 0) * x) + sum(logsumexp(x, 1) * 2.0));
+        // a slice of a block is a block from an offset
+        return S(sum(log_softmax(x, 0) * x) + sum(logsumexp(x, 1) * 2.0) + sum(max(x.slice(0, 1, 2), 1)) +
+                 sum(log_softmax(x.slice(1, 1, 3), 0) * x.slice(1, 0, 2)));
       },
       x0);
+
+  // the careful sweep of tf.gradients marks what each node reads from a block as reached (its
+  // None rule): every element the node reads, and no other
+  auto ops = std::vector<std::function<var<double>(tensor<var<double>> const&)>>{
+      [&](auto const& x) { return sum(log_softmax(x, 1) * x0); },
+      [](auto const& x) {
+        return sum(logsumexp(x, 0) * tensor<double>{1.0, -2.0, 0.5});
+      },
+      [](auto const& x) { return sum(sum(x, 1)) + sum(max(x.slice(0, 1, 2), 1)); }};
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    INFO("op " << k);
+    tape_scope<var<double>> scope;
+    tensor<var<double>> const x(x0), unused(x0);
+    tensor<var<double>> const rows = x.slice(0, 1, 2);  // a block from an offset
+    var<double> const y = ops[k](x) + ops[k](rows);
+    auto const g = gradients(y, std::vector{x, unused, rows});
+    REQUIRE(g[0].has_value());
+    REQUIRE(g[2].has_value());
+    CHECK(!g[1].has_value());
+    backward(y);
+    tensor<double> const plain = adjoints(x);
+    for (std::size_t i = 0; i < x0.size(); ++i) CHECK((*g[0])[i] == plain[i]);
+  }
 
   tensor<var<double>> stale;
   {

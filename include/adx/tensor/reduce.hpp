@@ -171,23 +171,41 @@ struct norm_reduction {
 };
 
 /// The tape node of a reduction over var<T> elements: one output per line. The forward pass
-/// stores each line's operand indices and partials (from the rule, with its value), line by
-/// line, so that the backward pass is one streaming multiply-add per line.
+/// stores each line's partials (from the rule, with its value), line by line, so that the
+/// backward pass is one streaming multiply-add per line. The operands' indices are stored beside
+/// them, unless the input is one block of variables (`line_start` set): element j of line l is
+/// then the variable input_first + line_start[l] + j * stride, and a line costs one index.
 template <class T>
 struct reduction_node final : tape<T>::node {
-  std::size_t lines, len;
-  stored_operands<T> stored;  ///< element j of line l at [l * len + j]
-  reduction_node(tape<T>& tp, std::size_t l, std::size_t n) : lines(l), len(n), stored(tp, l * n) {}
+  std::size_t lines, len, stride;
+  stored_operands<T> stored;  ///< element j of line l at [l * len + j]; no indices for a block
+  index_type input_first = 0;
+  index_type* line_start;  ///< a block input: each line's first element in it; otherwise null
+  reduction_node(tape<T>& tp, std::size_t l, std::size_t n, std::size_t s, bool block)
+      : lines(l),
+        len(n),
+        stride(s),
+        stored(tp, l * n, !block),
+        line_start(block ? tp.template node_array<index_type>(l) : nullptr) {}
   void backward(T* adj) const override {
     for (std::size_t l = 0; l < lines; ++l) {
       T const a = adj[this->first + l];
-      index_type const* ix = stored.index + l * len;
       T const* p = stored.partial + l * len;
-      for (std::size_t j = 0; j < len; ++j) adj[ix[j]] += p[j] * a;  // index 0 (a constant): slot 0, never read
+      if (line_start) {
+        T* x = adj + input_first + line_start[l];
+        for (std::size_t j = 0; j < len; ++j) x[j * stride] += p[j] * a;
+      } else {
+        index_type const* ix = stored.index + l * len;
+        for (std::size_t j = 0; j < len; ++j) adj[ix[j]] += p[j] * a;  // index 0 (a constant): slot 0, never read
+      }
     }
   }
-  void mark_inputs(std::uint8_t* reached) const override { stored.mark(reached); }
-  std::size_t bytes() const noexcept override { return stored.bytes(); }
+  void mark_inputs(std::uint8_t* reached) const override {
+    if (!line_start) return stored.mark(reached);
+    for (std::size_t l = 0; l < lines; ++l)
+      for (std::size_t j = 0; j < len; ++j) reached[input_first + line_start[l] + j * stride] = 1;
+  }
+  std::size_t bytes() const noexcept override { return stored.bytes() + (line_start ? lines * sizeof(index_type) : 0); }
 };
 
 /// The rule's value on a line, and its partials into p.
@@ -275,12 +293,16 @@ tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, s
     epoch_type const ep = tp.epoch();
     auto made = make_var_values<S>(lines, 0, ep);
     T* const values = made.second;
-    auto nd = tp.template make_node<reduction_node<T>>(tp, lines, len);
+    auto nd = tp.template make_node<reduction_node<T>>(tp, lines, len, stride, in.kept != nullptr);
+    nd->input_first = in.block.first;
     for (std::size_t l = 0; l < lines; ++l) {
-      index_type* ix = nd->stored.index + l * len;
-      for (std::size_t j = 0; j < len; ++j) {
-        x[j] = in.value(offset(l) + j * stride);
-        ix[j] = in.index(offset(l) + j * stride);
+      std::size_t const o = offset(l);
+      for (std::size_t j = 0; j < len; ++j) x[j] = in.value(o + j * stride);
+      if (nd->line_start) {
+        nd->line_start[l] = static_cast<index_type>(o);
+      } else {
+        index_type* ix = nd->stored.index + l * len;
+        for (std::size_t j = 0; j < len; ++j) ix[j] = in.index(o + j * stride);
       }
       values[l] = value_and_partials<Red>(std::span<T const>(x), nd->stored.partial + l * len);
     }
@@ -448,8 +470,10 @@ template <class T>
 struct log_softmax_node final : tape<T>::node {
   std::size_t lines, len, inner;  ///< line l: elements (l / inner) * len * inner + l % inner + j * inner
   stored_operands<T> stored;      ///< per element, in the tensor's order: input index, softmax
-  log_softmax_node(tape<T>& tp, std::size_t l, std::size_t n, std::size_t in)
-      : lines(l), len(n), inner(in), stored(tp, l * n) {}
+  /// A block input: no indices are stored, element k is the variable input_first + k.
+  index_type input_first = 0;
+  log_softmax_node(tape<T>& tp, std::size_t l, std::size_t n, std::size_t in, bool block)
+      : lines(l), len(n), inner(in), stored(tp, l * n, !block) {}
   void backward(T* adj) const override {
     T const* a = adj + this->first;
     for (std::size_t l = 0; l < lines; ++l) {
@@ -458,11 +482,15 @@ struct log_softmax_node final : tape<T>::node {
       for (std::size_t j = 0; j < len; ++j) g += a[o + j * inner];
       for (std::size_t j = 0; j < len; ++j) {
         std::size_t const k = o + j * inner;
-        adj[stored.index[k]] += a[k] - stored.partial[k] * g;  // index 0 (a constant): slot 0, never read
+        // index 0 (a constant): slot 0, never read
+        adj[stored.index ? stored.index[k] : input_first + static_cast<index_type>(k)] += a[k] - stored.partial[k] * g;
       }
     }
   }
-  void mark_inputs(std::uint8_t* reached) const override { stored.mark(reached); }
+  void mark_inputs(std::uint8_t* reached) const override {
+    if (stored.index) return stored.mark(reached);
+    for (std::size_t k = 0; k < stored.count; ++k) reached[input_first + k] = 1;
+  }
   std::size_t bytes() const noexcept override { return stored.bytes(); }
 };
 
@@ -483,8 +511,9 @@ tensor<S> log_softmax_reverse(tensor<S> const& t, long axis) {
   epoch_type const ep = tp.epoch();
   auto made = make_var_values<S>(n, 0, ep);
   T* const out = made.second;
-  auto nd = tp.template make_node<log_softmax_node<T>>(tp, lines, len, inner);
-  index_type* const ix = nd->stored.index;
+  auto nd = tp.template make_node<log_softmax_node<T>>(tp, lines, len, inner, in.kept != nullptr);
+  nd->input_first = in.block.first;
+  index_type* const ix = nd->stored.index;  // null for a block
   T* const soft = nd->stored.partial;
   std::vector<T> x(len), p(len);
   for (std::size_t l = 0; l < lines; ++l) {
@@ -493,7 +522,7 @@ tensor<S> log_softmax_reverse(tensor<S> const& t, long axis) {
     T const lse = value_and_partials<logsumexp_reduction>(std::span<T const>(x), p.data());
     for (std::size_t j = 0; j < len; ++j) {
       std::size_t const k = o + j * inner;
-      ix[k] = in.index(k);
+      if (ix) ix[k] = in.index(k);
       soft[k] = p[j];
       out[k] = to_value<T>(x[j] - lse);
     }
