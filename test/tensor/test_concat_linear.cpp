@@ -549,7 +549,8 @@ TEST_CASE(
       x0);
 
   // the careful sweep of tf.gradients marks what each node reads from a block as reached (its
-  // None rule): every element the node reads, and no other
+  // None rule): the block is connected, an unused one is not, and the gradient is the plain
+  // sweep's
   auto ops = std::vector<std::function<var<double>(tensor<var<double>> const&)>>{
       [&](auto const& x) { return sum(log_softmax(x, 1) * x0); },
       [](auto const& x) {
