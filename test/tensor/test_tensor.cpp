@@ -628,6 +628,47 @@ TEST_CASE("tensor: variables made from numbers and products' outputs are kept as
   }
 }
 
+TEST_CASE("tensor: elements of an outer recording in products and reductions, a stale one among them throws") {
+  tensor<double> const w0 = random_normal({3, 2}, 7), x0 = random_normal({2, 3}, 8), c = random_normal({2, 2}, 9);
+  tape_scope<var<double>> outer;
+  parameter<double> w(w0);  // elements of its own, on the outer recording
+  var<double> gone;
+  {
+    tape_scope<var<double>> ended;
+    gone = var<double>(1.0);
+  }
+  for (int rep = 0; rep < 2; ++rep) {  // the outer recording is checked in each inner one
+    INFO("rep " << rep);
+    tensor<double> gw, gb;
+    {
+      tape_scope<var<double>> inner;
+      tensor<var<double>> x(x0);
+      var<double> l = sum(matmul(x, w) * c) + sum(logsumexp(w, 0));
+      backward(l);
+      gw = adjoints(w);
+    }
+    {  // the same program on a block made inside the scope
+      tape_scope<var<double>> inner;
+      tensor<var<double>> x(x0), b(w0);
+      var<double> l = sum(matmul(x, b) * c) + sum(logsumexp(b, 0));
+      backward(l);
+      gb = adjoints(b);
+    }
+    for (std::size_t i = 0; i < w0.size(); ++i) CHECK(gw[i] == gb[i]);
+    // elements of the inner recording, the outer one and an ended one, in that order
+    tape_scope<var<double>> inner;
+    tensor<var<double>> mixed(w0.shape());
+    for (std::size_t i = 0; i < w0.size(); ++i) mixed[i] = i < 2 ? var<double>(w0[i]) : w[i];
+    mixed[5] = gone;
+    tensor<var<double>> const x(x0);
+    CHECK_THROWS_AS((void)matmul(x, mixed), stale_variable_error);
+    CHECK_THROWS_AS((void)logsumexp(mixed, 0), stale_variable_error);
+    mixed[5] = w[5];
+    CHECK_NOTHROW((void)matmul(x, mixed));
+    CHECK_NOTHROW((void)logsumexp(mixed, 0));
+  }
+}
+
 TEST_CASE("tensor: sum and mean of an expression are one node, exactly eval then reduce") {
   tape_scope<var<double>> scope;
   auto& tp = tape<double>::current();

@@ -243,10 +243,14 @@ struct var_reader {
       return true;  // a block's variables are active
     }
     bool active = false;
+    epoch_type live = tp.epoch();  // the last recording found live (an outer one is checked once)
     for (std::size_t i = 0; i < n; ++i)
       if (e[i].index() != 0) {
         active = true;
-        if (e[i].epoch() != tp.epoch()) tp.check_live(e[i].epoch());
+        if (e[i].epoch() != live) [[unlikely]] {
+          tp.check_live(e[i].epoch());
+          live = e[i].epoch();
+        }
       }
     return active;
   }
