@@ -663,9 +663,13 @@ TEST_CASE("tensor: elements of an outer recording in products and reductions, a 
     tensor<var<double>> const x(x0);
     CHECK_THROWS_AS((void)matmul(x, mixed), stale_variable_error);
     CHECK_THROWS_AS((void)logsumexp(mixed, 0), stale_variable_error);
+    CHECK_THROWS_AS((void)tensor<var<double>>(exp(mixed)), stale_variable_error);
+    CHECK_THROWS_AS((void)concat({mixed, mixed}), stale_variable_error);
     mixed[5] = w[5];
     CHECK_NOTHROW((void)matmul(x, mixed));
     CHECK_NOTHROW((void)logsumexp(mixed, 0));
+    CHECK_NOTHROW((void)tensor<var<double>>(exp(mixed)));
+    CHECK_NOTHROW((void)concat({mixed, mixed}));
   }
 }
 

@@ -204,9 +204,11 @@ struct custom_node final : tape<T>::node {
 
 template <class X>
 void collect_indices(X const& x, std::vector<index_type>& out, bool& active) {
+  auto const& tp = tape<value_type_t<custom_element_t<X>>>::current();
+  epoch_type live = 0;
   for (std::size_t i = 0; i < custom_size(x); ++i) {
     auto const& e = custom_at(x, i);
-    if (e.index() != 0) tape<value_type_t<custom_element_t<X>>>::current().check_live(e.epoch());
+    if (e.index() != 0) tp.check_live(e.epoch(), live);
     out.push_back(e.index());
     active |= e.index() != 0;
   }

@@ -318,6 +318,15 @@ class tape {
         "adx: a var was used outside its recording: its tape was reset or its tape_scope ended after it was "
         "created, or it belongs to another thread's tape");
   }
+  /// check_live for the elements of a tensor or a list in turn: `live` is the last recording
+  /// found live (start it at 0), so that a run of elements of an outer recording (a model's
+  /// parameters made outside the tape_scope) costs one look through the frames, not one each.
+  void check_live(epoch_type e, epoch_type& live) const {
+    if (e != live) [[unlikely]] {
+      live = e;  // first: e then need not be kept across the call (if it throws, live is not read)
+      check_live_outer(e);  // out of line: the loops that call this stay small
+    }
+  }
 
   // ---- recordings (frames) -----------------------------------------------------------------
 

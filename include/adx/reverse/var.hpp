@@ -200,12 +200,9 @@ void adjoints(std::span<var<T> const> x, std::type_identity_t<std::span<T>> out)
     throw error("adx::adjoints: " + std::to_string(x.size()) + " vars for an output of " + std::to_string(out.size()) +
                 " elements");
   auto const& t = tape<T>::current();
-  epoch_type live = 0;  // the last recording checked (0, a constant, always is)
+  epoch_type live = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    if (x[i].epoch() != live) [[unlikely]] {
-      t.check_live(x[i].epoch());
-      live = x[i].epoch();
-    }
+    t.check_live(x[i].epoch(), live);
     out[i] = t.adjoint_of_live(x[i].index());
   }
 }

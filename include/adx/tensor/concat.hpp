@@ -105,11 +105,12 @@ tensor<S> concat_recorded(std::span<tensor<S> const> parts, shape const& out, st
   });
   if (stray_epoch != 0) {
     try {
+      epoch_type live = 0;
       for (auto const& p : parts)
         if (tensor_access::kept_values(p))
           tp.check_live(tensor_access::block(p).epoch);
         else
-          for (S const& x : p) tp.check_live(x.epoch());
+          for (S const& x : p) tp.check_live(x.epoch(), live);
     } catch (...) {
       nd.reset();  // before its memory is given back
       tp.rollback(cp);

@@ -811,8 +811,9 @@ ADX_ALWAYS_INLINE void visit_elements(E const& expr, adx::shape const& sh, read_
 /// one: operands of outer recordings are fine, of ended ones an error (stale_variable_error).
 template <class R, class E, class Tape>
 void check_operands_live(E const& expr, Tape const& tp) {
+  epoch_type live = 0;
   expr.for_each_element([&](auto const& x) {
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, R>) tp.check_live(x.epoch());
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, R>) tp.check_live(x.epoch(), live);
   });
 }
 

@@ -65,18 +65,14 @@ matmul_side<value_type_t<S>> product_side(tensor<X> const& x) {
     side.values = tensor<T>::generate(x.shape(), [&](std::size_t i) { return e[i].val(); });
     index_type const first = x.size() ? e[0].index() : 0;
     bool block = first != 0;
-    // the last recording found live: the elements of an outer one (a parameter made outside the
-    // scope) are checked once, not each through the frames. (Folding this loop into the values'
-    // generate above gave 50 % more instructions: this loop and the copy are tighter apart.)
-    epoch_type live = tp.epoch();
+    // (Folding this loop into the values' generate above gave 50 % more instructions: this
+    // loop and the copy are tighter apart.)
+    epoch_type live = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
       index_type const k = e[i].index();
       if (k != 0) {
         side.active = true;
-        if (e[i].epoch() != live) [[unlikely]] {
-          tp.check_live(e[i].epoch());
-          live = e[i].epoch();
-        }
+        tp.check_live(e[i].epoch(), live);
       }
       block &= k == first + static_cast<index_type>(i);
     }

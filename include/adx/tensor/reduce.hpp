@@ -243,14 +243,11 @@ struct var_reader {
       return true;  // a block's variables are active
     }
     bool active = false;
-    epoch_type live = tp.epoch();  // the last recording found live (an outer one is checked once)
+    epoch_type live = 0;
     for (std::size_t i = 0; i < n; ++i)
       if (e[i].index() != 0) {
         active = true;
-        if (e[i].epoch() != live) [[unlikely]] {
-          tp.check_live(e[i].epoch());
-          live = e[i].epoch();
-        }
+        tp.check_live(e[i].epoch(), live);
       }
     return active;
   }
