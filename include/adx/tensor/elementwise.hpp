@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -128,9 +129,16 @@ struct tensor_leaf {
     for (std::size_t d = 0; d < rank; ++d) o += idx[d] * bst[d];
     return element(o);
   }
-  template <class F>
-  void for_each_element(F&& f) const {
-    for (std::size_t i = 0; i < t.size(); ++i) f(t.data()[i]);
+  /// Calls f with the recording (epoch) of each of its variables of type R (check_operands_live):
+  /// once for a block kept as values, whose variables share it, so that no element is made.
+  template <class R, class F>
+  void for_each_epoch(F&& f) const {
+    if constexpr (std::is_same_v<S, R>) {
+      if (tensor_access::kept_values(t))
+        f(tensor_access::block(t).epoch);
+      else
+        for (S const& x : std::span<S const>(t.data(), t.size())) f(x.epoch());
+    }
   }
   /// The value of the element at a flat position, without its variable: for vars through the
   /// read pointer a linear node's evaluation set (no test per element).
@@ -168,9 +176,9 @@ struct scalar_leaf {
   ADX_ALWAYS_INLINE X const& at_flat(std::size_t) const noexcept { return v; }
   ADX_ALWAYS_INLINE X const& at_row(std::size_t, std::size_t) const noexcept { return v; }
   ADX_ALWAYS_INLINE X const& at_index(stride_array const&, std::size_t) const noexcept { return v; }
-  template <class F>
-  void for_each_element(F&& f) const {
-    f(v);
+  template <class R, class F>
+  void for_each_epoch(F&& f) const {
+    if constexpr (std::is_same_v<std::remove_cvref_t<X>, R>) f(v.epoch());
   }
   ADX_ALWAYS_INLINE decltype(auto) value_flat(std::size_t) const noexcept { return value_of(v); }
   ADX_ALWAYS_INLINE decltype(auto) value_row(std::size_t, std::size_t) const noexcept { return value_of(v); }
@@ -252,10 +260,10 @@ class tensor_expr : public detail::tensor_tag {
   void visit_operands(F&& f) {
     ops_.apply([&](auto&... op) { (f(op), ...); });
   }
-  /// Calls f on every element of every operand (AD scalars and numbers alike).
-  template <class F>
-  void for_each_element(F&& f) const {
-    ops_.apply([&](auto const&... op) { (op.for_each_element(f), ...); });
+  /// Calls f with the recording of every variable of type R among the operands (tensor_leaf).
+  template <class R, class F>
+  void for_each_epoch(F&& f) const {
+    ops_.apply([&](auto const&... op) { (op.template for_each_epoch<R>(f), ...); });
   }
 
   using element_type =
@@ -812,9 +820,7 @@ ADX_ALWAYS_INLINE void visit_elements(E const& expr, adx::shape const& sh, read_
 template <class R, class E, class Tape>
 void check_operands_live(E const& expr, Tape const& tp) {
   epoch_type live = 0;
-  expr.for_each_element([&](auto const& x) {
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(x)>, R>) tp.check_live(x.epoch(), live);
-  });
+  expr.template for_each_epoch<R>([&](epoch_type e) { tp.check_live(e, live); });
 }
 
 template <class X>
