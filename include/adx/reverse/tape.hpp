@@ -323,8 +323,8 @@ class tape {
   /// parameters made outside the tape_scope) costs one look through the frames, not one each.
   void check_live(epoch_type e, epoch_type& live) const {
     if (e != live) [[unlikely]] {
-      live = e;  // first: e then need not be kept across the call (if it throws, live is not read)
       check_live_outer(e);  // out of line: the loops that call this stay small
+      live = e;
     }
   }
 
