@@ -179,14 +179,15 @@ template <class T>
 struct reduction_node final : tape<T>::node {
   std::size_t lines, len, stride;
   stored_operands<T> stored;  ///< element j of line l at [l * len + j]; no indices for a block
-  index_type input_first = 0;
-  index_type* line_start;  ///< a block input: each line's first element in it; otherwise null
-  reduction_node(tape<T>& tp, std::size_t l, std::size_t n, std::size_t s, bool block)
+  index_type input_first;     ///< a block input's first variable; 0 for elements of their own
+  index_type* line_start;     ///< a block input: each line's first element in it; otherwise null
+  reduction_node(tape<T>& tp, std::size_t l, std::size_t n, std::size_t s, index_type block_first)
       : lines(l),
         len(n),
         stride(s),
-        stored(tp, l * n, !block),
-        line_start(block ? tp.template node_array<index_type>(l) : nullptr) {}
+        stored(tp, l * n, block_first == 0),
+        input_first(block_first),
+        line_start(block_first ? tp.template node_array<index_type>(l) : nullptr) {}
   void backward(T* adj) const override {
     for (std::size_t l = 0; l < lines; ++l) {
       T const a = adj[this->first + l];
@@ -294,8 +295,7 @@ tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, s
     epoch_type const ep = tp.epoch();
     auto made = make_var_values<S>(lines, 0, ep);
     T* const values = made.second;
-    auto nd = tp.template make_node<reduction_node<T>>(tp, lines, len, stride, in.kept != nullptr);
-    nd->input_first = in.block.first;
+    auto nd = tp.template make_node<reduction_node<T>>(tp, lines, len, stride, in.block.first);
     for (std::size_t l = 0; l < lines; ++l) {
       std::size_t const o = offset(l);
       for (std::size_t j = 0; j < len; ++j) x[j] = in.value(o + j * stride);
@@ -471,10 +471,11 @@ template <class T>
 struct log_softmax_node final : tape<T>::node {
   std::size_t lines, len, inner;  ///< line l: elements (l / inner) * len * inner + l % inner + j * inner
   stored_operands<T> stored;      ///< per element, in the tensor's order: input index, softmax
-  /// A block input: no indices are stored, element k is the variable input_first + k.
-  index_type input_first = 0;
-  log_softmax_node(tape<T>& tp, std::size_t l, std::size_t n, std::size_t in, bool block)
-      : lines(l), len(n), inner(in), stored(tp, l * n, !block) {}
+  /// A block input's first variable (no indices are stored: element k is input_first + k); 0
+  /// for elements of their own.
+  index_type input_first;
+  log_softmax_node(tape<T>& tp, std::size_t l, std::size_t n, std::size_t in, index_type block_first)
+      : lines(l), len(n), inner(in), stored(tp, l * n, block_first == 0), input_first(block_first) {}
   void backward(T* adj) const override {
     T const* a = adj + this->first;
     for (std::size_t l = 0; l < lines; ++l) {
@@ -512,8 +513,7 @@ tensor<S> log_softmax_reverse(tensor<S> const& t, long axis) {
   epoch_type const ep = tp.epoch();
   auto made = make_var_values<S>(n, 0, ep);
   T* const out = made.second;
-  auto nd = tp.template make_node<log_softmax_node<T>>(tp, lines, len, inner, in.kept != nullptr);
-  nd->input_first = in.block.first;
+  auto nd = tp.template make_node<log_softmax_node<T>>(tp, lines, len, inner, in.block.first);
   index_type* const ix = nd->stored.index;  // null for a block
   T* const soft = nd->stored.partial;
   std::vector<T> x(len), p(len);
