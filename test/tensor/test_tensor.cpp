@@ -4,8 +4,10 @@
 // against unfused evaluation.
 #include <adx/adx.hpp>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "support/check.hpp"
 #include "support/tensors.hpp"
@@ -605,7 +607,7 @@ TEST_CASE("tensor: variables made from numbers and products' outputs are kept as
   CHECK_THROWS_AS((void)matmul(a, stale), stale_variable_error);
   CHECK_THROWS_AS((void)sum(stale), stale_variable_error);
 
-  // a parameter owns its elements (assign writes them); gradients through a product are right
+  // a parameter after assign(): gradients through a product are right
   parameter<double> p(w0, "p");
   p.assign(w0 * 2.0);
   var<double> q = sum(matmul(a, p));
@@ -631,7 +633,9 @@ TEST_CASE("tensor: variables made from numbers and products' outputs are kept as
 TEST_CASE("tensor: elements of an outer recording in products and reductions, a stale one among them throws") {
   tensor<double> const w0 = random_normal({3, 2}, 7), x0 = random_normal({2, 3}, 8), c = random_normal({2, 2}, 9);
   tape_scope<var<double>> outer;
-  parameter<double> w(w0);  // elements of its own, on the outer recording
+  tensor<var<double>> w(w0);
+  (void)w.data();  // a write access gives it elements of its own, on the outer recording
+  REQUIRE(detail::tensor_access::block(w).first == 0);
   var<double> gone;
   {
     tape_scope<var<double>> ended;
@@ -671,6 +675,73 @@ TEST_CASE("tensor: elements of an outer recording in products and reductions, a 
     CHECK_NOTHROW((void)tensor<var<double>>(exp(mixed)));
     CHECK_NOTHROW((void)concat({mixed, mixed}));
   }
+}
+
+TEST_CASE("parameter: one block of variables, rebound in place by assign and refresh for every alias") {
+  tensor<double> const w0{{1.0, 2.0}, {3.0, -1.0}}, x0{{0.5, -2.0}, {1.5, 4.0}};
+  tape_scope<var<double>> outer;
+  parameter<double> p(w0, "p");
+  parameter<double> const alias = p;
+  tensor<var<double>> const plain = p;  // a plain copy follows the leaf too
+  detail::var_block const b0 = detail::tensor_access::block(p);
+  REQUIRE(b0.first != 0);                                 // kept as values: products and expressions read no element
+  var<double> const* elements = std::as_const(p).data();  // made once, rewritten in place
+  CHECK(elements[3].index() == b0.first + 3);
+  CHECK(detail::tensor_access::block(p).first == b0.first);  // reading does not unkeep it
+
+  // a graph recorded before assign() keeps the values it was recorded with; value() taken
+  // before keeps them too
+  tensor<var<double>> x(x0);
+  var<double> l = sum(matmul(x, p) * matmul(x, p));
+  tensor<double> const before = p.value();
+  p.assign(w0 * 3.0);
+  tensor<double> const vp = p.value(), va = alias.value(), vl = plain.values();
+  for (auto const* t : {&vp, &va, &vl})
+    for (std::size_t i = 0; i < 4; ++i) CHECK((*t)[i] == 3.0 * w0[i]);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(before[i] == w0[i]);
+    CHECK(elements[i].value() == 3.0 * w0[i]);
+    CHECK(elements[i].index() == b0.first + static_cast<index_type>(i));
+  }
+  CHECK(detail::tensor_access::block(alias).first == b0.first);  // same variables
+  backward(l);
+  // d/dx sum((x W)^2) = 2 (x W) W^T with the recorded W = w0
+  tensor<double> const xw = matmul(x0, w0), expect = matmul(2.0 * xw, w0.transpose());
+  tensor<double> const gx = adjoints(x), gp = adjoints(p), ga = adjoints(alias);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(close(gx[i], expect[i], 1e-14, 1e-14));
+    CHECK(gp[i] == ga[i]);
+  }
+  CHECK(close(gp(1, 0), 2 * (x0(0, 1) * xw(0, 0) + x0(1, 1) * xw(1, 0)), 1e-14, 1e-14));
+
+  // made in a recording that has ended: refresh() gives every alias one new block
+  std::optional<parameter<double>> q;
+  std::optional<parameter<double>> q_alias;
+  {
+    tape_scope<var<double>> inner;
+    q.emplace(w0, "q");
+    q_alias.emplace(*q);
+    (void)std::as_const(*q).data();
+  }
+  CHECK_FALSE(q->live());
+  CHECK_THROWS_AS((void)sum(*q), stale_variable_error);
+  q->refresh();
+  CHECK(q->live());
+  CHECK(q_alias->live());
+  detail::var_block const bq = detail::tensor_access::block(*q_alias);
+  CHECK(bq.first == detail::tensor_access::block(*q).first);
+  CHECK((*q)[2].index() == bq.first + 2);
+  CHECK((*q)[2].value() == w0[2]);
+  var<double> m = sum(*q * *q_alias);
+  backward(m);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(adjoints(*q)[i] == 2.0 * w0[i]);
+
+  // autograd::backward reads a block parameter's gradient without its elements
+  parameter<double> r(x0, "r");
+  autograd::backward(sum(r * r * 0.5));
+  REQUIRE(r.grad().has_value());
+  for (std::size_t i = 0; i < 4; ++i) CHECK((*r.grad())[i] == x0[i]);
+  CHECK(detail::tensor_access::block(r).first != 0);
 }
 
 TEST_CASE("tensor: sum and mean of an expression are one node, exactly eval then reduce") {

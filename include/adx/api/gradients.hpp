@@ -317,9 +317,12 @@ void backward_impl(Y const& tensors, std::vector<G> const& grad_tensors, std::op
   for (auto* p : leaves) {
     if (!p->live()) continue;  // recorded in a recording that has ended: not in this graph
     tensor<T> g(p->shape());
-    if (collect_adjoints(
-            tp, p->size(), [&](std::size_t i) -> auto const& { return p->data()[i]; }, create_graph, g.data()))
-      p->accumulate_grad(g);
+    var_block const b = tensor_access::block(*p);  // a block's variables are read without their elements
+    auto at = [&](std::size_t i) {
+      if (b.first) return var<T>::recorded_active(T{}, b.first + static_cast<index_type>(i), b.epoch);
+      return std::as_const(*p).data()[i];
+    };
+    if (collect_adjoints(tp, p->size(), at, create_graph, g.data())) p->accumulate_grad(g);
   }
 }
 

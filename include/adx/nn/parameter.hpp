@@ -8,8 +8,13 @@
 // Copies are aliases: a copy of a parameter is the same leaf (the same variables, name and
 // gradient), as a second Python reference to one Parameter is. So a model may hold, pass and
 // return its parameters by value (adx::grad keeps a copy of the model) without losing their
-// gradients. assign() and refresh() therefore write into the shared elements in place, and a
-// plain tensor copied from a parameter follows them too.
+// gradients. assign() and refresh() therefore change the shared variables in place, and a
+// plain tensor copied from a parameter follows them too. A graph recorded before assign()
+// keeps the values it was recorded with, and so does a tensor taken from value() before it.
+//
+// Like any tensor made from numbers, a parameter is one block of variables kept as its values
+// (tensor.hpp), so products use the values as their GEMM operand and gradients are read as one
+// copy: a model's parameters cost what tensors made inside the gradient's recording cost.
 //
 // A parameter's variables live on the thread's tape<T> in the recording that was current when
 // they were made. The gradient APIs make them independent variables again (refresh) when that
@@ -71,7 +76,6 @@ class parameter : public tensor<var<T>> {
   /// A parameter holding `value` (its elements become independent variables), named `name`.
   explicit parameter(tensor<T> const& value, std::string name = {})
       : base(value), leaf_(std::make_shared<leaf>(leaf{std::move(name), {}})) {
-    detail::tensor_access::own_elements(*this);  // assign() and refresh() write the elements
     detail::parameter_registry<T>::add(this);
   }
   /// A rank-0 parameter (torch.tensor(2.0, requires_grad=True)).
@@ -113,6 +117,14 @@ class parameter : public tensor<var<T>> {
     return *this = x;
   }
 
+  // Elements are read only: a write through a copy-on-write accessor would give this alias
+  // elements of its own, no longer the leaf's (new values go through assign()).
+  var<T> const* data() const { return base::data(); }
+  template <class... I>
+  requires(std::is_integral_v<I>&&...) var<T>
+  const& operator()(I... i) const { return base::operator()(i...); }
+  var<T> const& operator[](std::size_t i) const { return base::operator[](i); }
+
   std::string const& name() const noexcept { return leaf_->name; }
   /// Whether p is this parameter or a copy of it.
   bool same_leaf(parameter const& p) const noexcept { return leaf_ == p.leaf_; }
@@ -139,16 +151,26 @@ class parameter : public tensor<var<T>> {
   void assign(tensor<T> const& v) {
     if (v.shape() != this->shape()) detail::throw_shape_error("parameter::assign", "", this->shape(), v.shape());
     refresh();
+    if (auto* b = block()) return b->rebind(v.data(), b->first, b->epoch);
     var<T>* e = shared_elements();
     for (std::size_t i = 0; i < v.size(); ++i) e[i] = var<T>::recorded(v.data()[i], e[i].index(), e[i].epoch());
   }
 
   /// Whether the variables belong to a recording that is still live on this thread's tape.
-  bool live() const { return this->size() == 0 || tape<T>::current().is_live(this->data()[0].epoch()); }
+  bool live() const {
+    if (this->size() == 0) return true;
+    auto const* b = block();
+    return tape<T>::current().is_live(b ? b->epoch : this->data()[0].epoch());
+  }
   /// Makes the elements independent variables on the current tape again if their recording
   /// ended (values kept).
   void refresh() {
     if (live()) return;
+    if (auto* b = block()) {
+      auto& tp = tape<T>::current();
+      index_type const first = tp.new_variables(this->size());
+      return b->rebind(nullptr, first, tp.epoch());
+    }
     var<T>* e = shared_elements();
     for (std::size_t i = 0; i < this->size(); ++i) e[i] = var<T>(e[i].value());
   }
@@ -158,7 +180,12 @@ class parameter : public tensor<var<T>> {
     std::string name;
     std::optional<tensor<T>> grad;
   };
-  // The elements every alias sees (bypasses copy-on-write on purpose: see the file comment).
+  // A parameter is normally one block of variables kept as values (as any tensor made from
+  // numbers), which products and expressions read without making its elements; assign() and
+  // refresh() rebind that block in place for every alias. One that has elements of its own (a
+  // write through a non-const accessor gave it them) has them written in place instead. Both
+  // bypass copy-on-write on purpose: see the file comment.
+  detail::var_values<var<T>>* block() const noexcept { return detail::tensor_access::whole_block(*this); }
   var<T>* shared_elements() const { return const_cast<var<T>*>(base::data()); }
 
   std::shared_ptr<leaf> leaf_;

@@ -154,6 +154,27 @@ struct var_values {
     return elements_;
   }
 
+  /// New values (`v`, n of them; null keeps the values), first index and epoch for every
+  /// tensor sharing this block: adx::parameter's assign() and refresh(), which change a leaf in
+  /// place. Values shared outside the block (a product's kept operand, a tensor<T> from
+  /// values()) keep what they hold: the block takes new ones then. Elements already made are
+  /// rewritten in place, so pointers to them see the change too. (Not thread-safe: a write.)
+  void rebind(T const* v, index_type f, epoch_type e) {
+    if (v) {
+      if (values.use_count() == 1) {  // the block's own buffer, seen by nothing else
+        std::copy_n(v, n, const_cast<T*>(values.get()));
+      } else {
+        std::shared_ptr<T> fresh = allocate<T>(n);
+        std::copy_n(v, n, fresh.get());
+        values = std::move(fresh);
+      }
+    }
+    first = f;
+    epoch = e;
+    if (elements_)
+      for (std::size_t k = 0; k < n; ++k) elements_.get()[k] = element(k);
+  }
+
  private:
   mutable std::once_flag made_;
   mutable std::shared_ptr<S> elements_;
@@ -615,10 +636,12 @@ struct tensor_access {
   static value_type_t<S> const* kept_values(tensor<S> const& t) noexcept {
     return t.lazy_ ? t.lazy_->values.get() + t.lazy_at_ : nullptr;
   }
-  /// Gives t its elements (a tensor that will be written through a shared buffer: parameter).
+  /// The block t is kept as when t is all of it, to be rebound in place (var_values::rebind,
+  /// for every tensor sharing it: adx::parameter); nullptr otherwise.
   template <class S>
-  static void own_elements(tensor<S>& t) {
-    t.own();
+  static var_values<S>* whole_block(tensor<S> const& t) noexcept {
+    if (t.lazy_ && t.lazy_at_ == 0 && t.lazy_->n == t.size()) return t.lazy_.get();
+    return nullptr;
   }
 };
 }  // namespace detail
