@@ -19,8 +19,13 @@ void tape_counters(benchmark::State& st, Prog const& prog) {
   adx::tape_stats before = t.stats(), after;
   {
     adx::tape_scope<V> scope;
-    auto const x = variables(prog);
-    V const l = prog.loss(x);
+    V l;
+    if constexpr (std::is_same_v<Prog, mlp_model>) {
+      l = prog.prog.loss({prog.weights.begin(), prog.weights.end()});
+    } else {
+      auto const x = variables(prog);
+      l = prog.loss(x);
+    }
     benchmark::DoNotOptimize(l);
     after = t.stats();
   }
@@ -64,6 +69,35 @@ void add_gradient(std::string const& problem, std::string const& impl, Prog cons
       });
 }
 
+/// `<mlp>/adx_parameter`: the model is made once per run, inside a tape_scope that lasts the
+/// run, as a training loop holds its model. Leaving that scope drops the parameters' variables;
+/// made on the thread's base recording instead, they would stay on the tape, and every later
+/// backward on this thread would zero their adjoints as well (README, "Recordings").
+void add_model_gradient(mlp_program const& prog) {
+  std::size_t const n = input_size(prog);
+  add(
+      prog.p.name, "adx_parameter", kind::gradient,
+      [&prog, n](benchmark::State& st) {
+        adx::tape_scope<V> held;
+        mlp_model const model(prog);
+        std::vector<double> g(n);
+        for (auto _ : st) {
+          double f = model.gradient(g.data());
+          benchmark::DoNotOptimize(f);
+          benchmark::DoNotOptimize(g.data());
+          benchmark::ClobberMemory();
+        }
+        tape_counters(st, model);
+      },
+      [&prog, n] {
+        adx::tape_scope<V> held;
+        mlp_model const model(prog);
+        std::vector<double> r(n + 1);
+        r[0] = model.gradient(r.data() + 1);
+        return r;
+      });
+}
+
 }  // namespace
 
 void register_adx() {
@@ -73,6 +107,7 @@ void register_adx() {
     mlps.push_back(std::make_unique<mlp_program>(p));
     add_gradient(p.name, "adx", *mlps.back());
   }
+  for (auto const& prog : mlps) add_model_gradient(*prog);  // the same programs on parameters
   static std::vector<std::unique_ptr<matmul_program>> mms;
   for (auto const& p : matmul_problems()) {
     mms.push_back(std::make_unique<matmul_program>(p));

@@ -54,6 +54,28 @@ struct mlp_program {
   }
 };
 
+/// The mlp as a model holds it: its weights are adx::parameter, made once (not in the timed
+/// loop), and each gradient records with them as they are (`mlp*/adx_parameter`).
+struct mlp_model {
+  mlp_program const& prog;
+  std::vector<parameter<double>> weights;
+  explicit mlp_model(mlp_program const& p) : prog(p) {
+    weights.reserve(p.inputs.size());
+    for (auto const& t : p.inputs) weights.emplace_back(t);
+  }
+  /// One timed iteration: {f, gradient in x's layout}, the parameters' adjoints read in bulk.
+  double gradient(double* g) const {
+    adx::tape_scope<V> scope;
+    V const l = prog.loss({weights.begin(), weights.end()});
+    adx::backward(l);
+    for (auto const& w : weights) {
+      read_adjoints(w, g);
+      g += w.size();
+    }
+    return l.value();
+  }
+};
+
 // ---- matmul_grad ------------------------------------------------------------------------
 
 struct matmul_program {
