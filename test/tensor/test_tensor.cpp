@@ -714,6 +714,14 @@ TEST_CASE("parameter: one block of variables, rebound in place by assign and ref
   }
   CHECK(close(gp(1, 0), 2 * (x0(0, 1) * xw(0, 0) + x0(1, 1) * xw(1, 0)), 1e-14, 1e-14));
 
+  // slices are copies (the variables as they were), contiguous or not
+  tensor<var<double>> const row = p.slice(0, 1, 2), col = p.slice(1, 0, 1);
+  p.assign(w0 * 5.0);
+  CHECK(row[0].value() == 3.0 * w0(1, 0));
+  CHECK(col[1].value() == 3.0 * w0(1, 0));
+  CHECK(row[0].index() == b0.first + 2);
+  CHECK(p(1, 0).value() == 5.0 * w0(1, 0));
+
   // made in a recording that has ended: refresh() gives every alias one new block
   std::optional<parameter<double>> q;
   std::optional<parameter<double>> q_alias;
@@ -735,6 +743,22 @@ TEST_CASE("parameter: one block of variables, rebound in place by assign and ref
   var<double> m = sum(*q * *q_alias);
   backward(m);
   for (std::size_t i = 0; i < 4; ++i) CHECK(adjoints(*q)[i] == 2.0 * w0[i]);
+
+  // lifted one level up (tensor<var<var<double>>>), a parameter's values are copied: a product
+  // recorded on the lifted tensor keeps them through a later assign()
+  {
+    tape_scope<var<var<double>>> second;
+    parameter<double> w(w0, "w");
+    tensor<var<var<double>>> const lifted(w);
+    tensor<var<var<double>>> z(tensor<var<double>>(tensor<double>{{1.0, 1.0}}));
+    var<var<double>> s = sum(matmul(z, lifted));
+    w.assign(w0 * 3.0);
+    CHECK(lifted(1, 1).value().value() == w0(1, 1));
+    backward(s);
+    tensor<var<double>> const gz = adjoints(z);  // row sums of the recorded w0
+    CHECK(gz[0].value() == w0(0, 0) + w0(0, 1));
+    CHECK(gz[1].value() == w0(1, 0) + w0(1, 1));
+  }
 
   // autograd::backward reads a block parameter's gradient without its elements
   parameter<double> r(x0, "r");

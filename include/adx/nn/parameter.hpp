@@ -124,6 +124,12 @@ class parameter : public tensor<var<T>> {
   requires(std::is_integral_v<I>&&...) var<T>
   const& operator()(I... i) const { return base::operator()(i...); }
   var<T> const& operator[](std::size_t i) const { return base::operator[](i); }
+  /// A slice is a copy, as for any tensor: the same variables as they are now, which a later
+  /// assign() or refresh() does not change (tensor::slice would share a contiguous range of
+  /// the block, which would follow them).
+  tensor<var<T>> slice(long axis, long begin, long end, long step = 1) const {
+    return detail::tensor_access::snapshot(base::slice(axis, begin, end, step));
+  }
 
   std::string const& name() const noexcept { return leaf_->name; }
   /// Whether p is this parameter or a copy of it.

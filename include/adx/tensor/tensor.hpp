@@ -533,9 +533,11 @@ class tensor : public detail::tensor_tag {
       epoch_type const ep = tp.epoch();
       if (o.size() == 0) return tensor(o.shape());
       std::shared_ptr<T const> values;
+      // (vars one level down are copied, not shared: an adx::parameter's variables change in
+      // place on assign() and refresh(), and this block's values, which a recorded product may
+      // keep, must not follow them)
       if constexpr (std::is_same_v<U, T> && is_reverse_v<U>)
-        values =
-            o.lazy_ ? std::shared_ptr<T const>(o.lazy_->elements(), o.lazy_->elements().get() + o.lazy_at_) : o.data_;
+        values = detail::allocate_generated<T>(o.size(), [&](std::size_t i) { return src[i]; });
       else if constexpr (std::is_same_v<U, T>)
         values = o.data_;
       else
@@ -635,6 +637,17 @@ struct tensor_access {
   template <class S>
   static value_type_t<S> const* kept_values(tensor<S> const& t) noexcept {
     return t.lazy_ ? t.lazy_->values.get() + t.lazy_at_ : nullptr;
+  }
+  /// t with a block of its own when it shares one (the same variables, its values copied), so
+  /// that a rebind of the shared block does not reach it; t itself otherwise.
+  template <class S>
+  static tensor<S> snapshot(tensor<S> t) {
+    if (!t.lazy_) return t;
+    using T = value_type_t<S>;
+    var_block const b = block(t);
+    std::shared_ptr<T> values = allocate<T>(t.n_);
+    std::copy_n(t.lazy_->values.get() + t.lazy_at_, t.n_, values.get());
+    return tensor<S>(t.shape_, std::make_shared<var_values<S>>(std::move(values), t.n_, b.first, b.epoch));
   }
   /// The block t is kept as when t is all of it, to be rebound in place (var_values::rebind,
   /// for every tensor sharing it: adx::parameter); nullptr otherwise.
