@@ -109,6 +109,19 @@ def main():
                    f"{torch_note} |")
     out.append("")
 
+    if any(t(p, "adx_parameter") is not None for p in TENSOR):
+        out.append("### mlp on a model's parameters\n")
+        out.append("`adx_parameter`: the same program with its weights held as four `adx::parameter`s made once "
+                   "(outside the timed loop), against `adx` (blocks made from numbers in every iteration).\n")
+        out.append("| problem | adx (µs) | adx_parameter (µs) | adx_parameter/adx | adx_parameter/hand |")
+        out.append("|---|---:|---:|---:|---:|")
+        for p in TENSOR:
+            if t(p, "adx_parameter") is None:
+                continue
+            out.append(f"| {p} | {fmt_time(t(p, 'adx'))} | {fmt_time(t(p, 'adx_parameter'))} | "
+                       f"{fmt_ratio(ratio(p, 'adx_parameter', 'adx'))} | {fmt_ratio(ratio(p, 'adx_parameter', 'hand'))} |")
+        out.append("")
+
     p = "elementwise_fwd"
     if t(p, "hand") is not None:
         out.append("## elementwise_fwd: forward only, y = a * b + sin(c) / d, n = 10^6\n")
