@@ -2,8 +2,10 @@
 // (one partial per operand: linear_node) against the general node, forward mode and finite
 // differences.
 #include <adx/adx.hpp>
+#include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -491,6 +493,34 @@ TEST_CASE("tensor buffers and node outputs' values start on a 64-byte boundary")
     CHECK(aligned(detail::tensor_access::kept_values(z)));
     CHECK(aligned(detail::tensor_access::kept_values(concat({y, z}))));
   }
+}
+
+TEST_CASE("logsumexp shifts by the largest element wherever it is (each of the running maxima, the tail)") {
+  // 7 elements: four running maxima over 0..3, the tail 4..6. Unshifted, exp(800) overflows,
+  // so a wrong shift would give inf; the gradient is softmax: 1 at the largest element, exp(-800)
+  // = 0 elsewhere. NaN elements are skipped by the shift and make the value NaN.
+  for (std::size_t at = 0; at < 7; ++at) {
+    CAPTURE(at);
+    std::vector<double> v(7, -2.0);
+    v[(at + 3) % 7] = 0.5;
+    v[at] = 800.0;
+    tensor<double> const x0(shape{7}, v);
+    double const want = 800.0 + std::log1p(std::exp(0.5 - 800.0) + 5 * std::exp(-802.0));
+    CHECK(logsumexp(x0) == want);
+    tape_scope<var<double>> scope;
+    tensor<var<double>> const x(x0);
+    var<double> const l = logsumexp(x);
+    CHECK(l.value() == want);
+    backward(l);
+    tensor<double> const g = adjoints(x);
+    for (std::size_t j = 0; j < 7; ++j) CHECK(g[j] == (j == at ? 1.0 : 0.0));
+    v[(at + 1) % 7] = std::nan("");
+    CHECK(std::isnan(logsumexp(tensor<double>(shape{7}, v))));
+  }
+  // all -inf: the shift is 0 and the value -inf; with one +inf, +inf
+  double const inf = std::numeric_limits<double>::infinity();
+  CHECK(logsumexp(tensor<double>(shape{5}, std::vector<double>(5, -inf))) == -inf);
+  CHECK(logsumexp(tensor<double>{-inf, 1.0, 2.0, 3.0, inf}) == inf);
 }
 
 TEST_CASE(

@@ -116,10 +116,23 @@ struct extreme_reduction {
 
 struct logsumexp_reduction {
   static constexpr char const* name = "logsumexp";
+  /// The largest finite-or-infinite primal (NaN elements are skipped; 0 if it is not finite).
+  /// Four running maxima: one chain would wait on each comparison (a maximum is exact, so the
+  /// order cannot change the result; std::max keeps the first of equal values, and -0 or +0 as
+  /// the shift gives the same exp(x - m) and log(s) + m).
   template <class T>
   static double shift(std::span<T const> x) {
-    double m = -std::numeric_limits<double>::infinity();
-    for (auto const& v : x) m = std::max(m, static_cast<double>(primal_of(v)));
+    constexpr double lowest = -std::numeric_limits<double>::infinity();
+    double m0 = lowest, m1 = lowest, m2 = lowest, m3 = lowest;
+    std::size_t j = 0;
+    for (; j + 4 <= x.size(); j += 4) {
+      m0 = std::max(m0, static_cast<double>(primal_of(x[j])));
+      m1 = std::max(m1, static_cast<double>(primal_of(x[j + 1])));
+      m2 = std::max(m2, static_cast<double>(primal_of(x[j + 2])));
+      m3 = std::max(m3, static_cast<double>(primal_of(x[j + 3])));
+    }
+    for (; j < x.size(); ++j) m0 = std::max(m0, static_cast<double>(primal_of(x[j])));
+    double const m = std::max(std::max(m0, m1), std::max(m2, m3));
     return std::isfinite(m) ? m : 0.0;
   }
   template <class T>
@@ -284,13 +297,17 @@ tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, s
     auto& tp = tape<T>::current();
     var_reader<S> const in(t);
     bool const active = in.any_active(t.size(), tp);
-    std::vector<T> x(len);
-    if (!active || lines == 0 || !grad_enabled()) {
-      return tensor<S>::generate(out, [&](std::size_t l) {
-        for (std::size_t j = 0; j < len; ++j) x[j] = in.value(offset(l) + j * stride);
-        return S::constant(Red::value(std::span<T const>(x)));
-      });
-    }
+    // a line of a block kept as values is read in place when its elements are consecutive;
+    // otherwise it is gathered into x
+    bool const in_place = in.kept && stride == 1;
+    std::vector<T> x(in_place ? 0 : len);
+    auto const line = [&](std::size_t o) {
+      if (in_place) return std::span<T const>(in.kept + o, len);
+      for (std::size_t j = 0; j < len; ++j) x[j] = in.value(o + j * stride);
+      return std::span<T const>(x);
+    };
+    if (!active || lines == 0 || !grad_enabled())
+      return tensor<S>::generate(out, [&](std::size_t l) { return S::constant(Red::value(line(offset(l)))); });
     // the outputs are one block, kept as their values (detail::var_values)
     epoch_type const ep = tp.epoch();
     auto made = make_var_values<S>(lines, 0, ep);
@@ -298,14 +315,14 @@ tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, s
     auto nd = tp.template make_node<reduction_node<T>>(tp, lines, len, stride, in.block.first);
     for (std::size_t l = 0; l < lines; ++l) {
       std::size_t const o = offset(l);
-      for (std::size_t j = 0; j < len; ++j) x[j] = in.value(o + j * stride);
+      std::span<T const> const xl = line(o);
       if (nd->line_start) {
         nd->line_start[l] = static_cast<index_type>(o);
       } else {
         index_type* ix = nd->stored.index + l * len;
         for (std::size_t j = 0; j < len; ++j) ix[j] = in.index(o + j * stride);
       }
-      values[l] = value_and_partials<Red>(std::span<T const>(x), nd->stored.partial + l * len);
+      values[l] = value_and_partials<Red>(xl, nd->stored.partial + l * len);
     }
     made.first->first = tp.record_node(std::move(nd), lines, Red::name);
     return tensor_access::from_block<S>(out, std::move(made.first));
