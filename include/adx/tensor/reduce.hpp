@@ -275,8 +275,9 @@ tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, s
                        shape const& out) {
   if constexpr (!ad_scalar<S>) {
     S const* e = t.data();
-    std::vector<S> x(len);
+    std::vector<S> x(stride == 1 ? 0 : len);  // consecutive elements are read in place
     return tensor<S>::generate(out, [&](std::size_t l) {
+      if (stride == 1) return Red::value(std::span<S const>(e + offset(l), len));
       for (std::size_t j = 0; j < len; ++j) x[j] = e[offset(l) + j * stride];
       return Red::value(std::span<S const>(x));
     });
