@@ -104,6 +104,25 @@ TEST_CASE("tensor: construction, shape, element access and structure") {
   CHECK(a(0, 0) == 0.5);
   CHECK(b(0, 0) == 9.0);
 
+  // a slice of consecutive elements shares the buffer (no copy) and separates on a write, as a
+  // copy does; a strided one is a copy
+  {
+    tensor<double> m = arange<double>(12).reshape({3, 4});
+    tensor<double> const& cm = m;
+    tensor<double> rows = m.slice(0, 1, 3), row = m.slice(0, 2, 3), cols = m.slice(1, 1, 3);
+    CHECK(std::as_const(rows).data() == cm.data() + 4);
+    CHECK(std::as_const(row).data() == cm.data() + 8);
+    CHECK(cols.data() != cm.data() + 1);
+    CHECK(to_string(rows) == "[[4. 5. 6. 7.]\n [8. 9. 10. 11.]]");
+    rows(0, 0) = -1.0;  // the slice copies first
+    CHECK(m(1, 0) == 4.0);
+    CHECK(rows(0, 0) == -1.0);
+    m(2, 3) = -2.0;  // the tensor copies first
+    CHECK(row(0, 3) == 11.0);
+    CHECK(m(2, 3) == -2.0);
+    CHECK(tensor<double>(shape{1, 5}, 2.0).slice(1, 1, 4).shape() == shape{1, 3});  // extents before are 1
+  }
+
   // seeded random tensors are reproducible
   CHECK(to_string(random_normal({5}, 42)) == to_string(random_normal({5}, 42)));
   auto u = random_uniform({1000}, 7, -2.0, 3.0);

@@ -460,7 +460,10 @@ class tensor : public detail::tensor_tag {
     return permute(axes);
   }
   /// Elements begin, begin+step, ... (< end) along one axis; negative begin/end count from the
-  /// end, as in Python. A copy (tensors own their elements).
+  /// end, as in Python. A slice whose elements are consecutive here (every extent before the
+  /// axis is 1, and the step is 1 or one index is taken) shares this tensor's buffer, in O(1),
+  /// as a copy does: a write to either copies it first, so neither sees the other's writes. It
+  /// keeps the whole buffer alive. Other slices are copies.
   tensor slice(long axis, long begin, long end, long step = 1) const {
     std::size_t const ax = detail::normalize_axis("slice", axis, shape_);
     long const d = static_cast<long>(shape_[ax]);
@@ -488,8 +491,10 @@ class tensor : public detail::tensor_tag {
         if (contiguous) return tensor(sh, lazy_, lazy_at_ + start);
         return generate(sh, [&](std::size_t) { return kept.element(lazy_at_ + walk.next()); });
       }
+    // a contiguous range shares the buffer, as a copy does (copy-on-write: a write to either
+    // separates them); other picks are copied
+    if (contiguous) return tensor(sh, std::shared_ptr<S>(data_, data_.get() + start));
     S const* const src = data();
-    if (contiguous) return generate(sh, [src = src + start](std::size_t i) -> S const& { return src[i]; });
     return generate(sh, [&](std::size_t) -> S const& { return src[walk.next()]; });
   }
 
