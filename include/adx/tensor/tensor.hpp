@@ -3,8 +3,9 @@
 // Storage is a 64-byte aligned buffer shared between copies and copied on the first write
 // through a shared copy (copy-on-write). Copies are therefore cheap, tensor expressions keep
 // their operands by value (they never dangle) and `a = a * b + a` is alias-safe. A pointer from
-// the non-const data() is valid until the tensor is copied or assigned (or converted: a
-// tensor<var<T>> made from a tensor<T> shares its values).
+// the non-const data() is valid until the tensor is copied or assigned, or shared another way:
+// reshaped, sliced along consecutive elements, or converted (a tensor<var<T>> made from a
+// tensor<T> shares its values). Writing through such a pointer after that would reach the sharer.
 //
 // A tensor<var<T>> that is one block of variables (made from numbers, or the outputs of a
 // product, an elementwise or linear node, concat, an axis reduction or log_softmax) keeps its
