@@ -498,7 +498,7 @@ TEST_CASE("tensor buffers and node outputs' values start on a 64-byte boundary")
 TEST_CASE("logsumexp shifts by the largest element wherever it is (each of the running maxima, the tail)") {
   // 7 elements: four running maxima over 0..3, the tail 4..6. Unshifted, exp(800) overflows,
   // so a wrong shift would give inf; the gradient is softmax: 1 at the largest element, exp(-800)
-  // = 0 elsewhere. NaN elements are skipped by the shift and make the value NaN.
+  // = 0 elsewhere. A NaN element makes the value NaN.
   for (std::size_t at = 0; at < 7; ++at) {
     CAPTURE(at);
     std::vector<double> v(7, -2.0);

@@ -112,15 +112,19 @@ TEST_CASE("tensor: construction, shape, element access and structure") {
     tensor<double> rows = m.slice(0, 1, 3), row = m.slice(0, 2, 3), cols = m.slice(1, 1, 3);
     CHECK(std::as_const(rows).data() == cm.data() + 4);
     CHECK(std::as_const(row).data() == cm.data() + 8);
-    CHECK(cols.data() != cm.data() + 1);
+    CHECK(std::as_const(cols).data() != cm.data() + 1);
     CHECK(to_string(rows) == "[[4. 5. 6. 7.]\n [8. 9. 10. 11.]]");
     rows(0, 0) = -1.0;  // the slice copies first
-    CHECK(m(1, 0) == 4.0);
+    CHECK(cm(1, 0) == 4.0);
     CHECK(rows(0, 0) == -1.0);
-    m(2, 3) = -2.0;  // the tensor copies first
+    REQUIRE(std::as_const(row).data() == cm.data() + 8);  // still shared by row and m
+    m(2, 3) = -2.0;                                       // the tensor copies first
     CHECK(row(0, 3) == 11.0);
     CHECK(m(2, 3) == -2.0);
-    CHECK(tensor<double>(shape{1, 5}, 2.0).slice(1, 1, 4).shape() == shape{1, 3});  // extents before are 1
+    tensor<double> const flat(shape{1, 5}, 2.0);  // the extents before the axis are 1
+    tensor<double> const mid = flat.slice(1, 1, 4);
+    CHECK(mid.shape() == shape{1, 3});
+    CHECK(mid.data() == flat.data() + 1);
   }
 
   // seeded random tensors are reproducible
@@ -740,6 +744,17 @@ TEST_CASE("parameter: one block of variables, rebound in place by assign and ref
   CHECK(col[1].value() == 3.0 * w0(1, 0));
   CHECK(row[0].index() == b0.first + 2);
   CHECK(p(1, 0).value() == 5.0 * w0(1, 0));
+  {  // a parameter with elements of its own (a write through the tensor it is gave it them):
+     // assign() writes them in place, and its contiguous slices are still copies
+    parameter<double> r(w0, "r");
+    tensor<var<double>>& as_tensor = r;
+    as_tensor(0, 0) = as_tensor(0, 0);
+    REQUIRE(detail::tensor_access::kept_values(r) == nullptr);
+    tensor<var<double>> const r_row = r.slice(0, 1, 2);
+    r.assign(w0 * 7.0);
+    CHECK(r_row[0].value() == w0(1, 0));
+    CHECK(r(1, 0).value() == 7.0 * w0(1, 0));
+  }
 
   // made in a recording that has ended: refresh() gives every alias one new block
   std::optional<parameter<double>> q;

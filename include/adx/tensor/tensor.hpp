@@ -644,11 +644,15 @@ struct tensor_access {
   static value_type_t<S> const* kept_values(tensor<S> const& t) noexcept {
     return t.lazy_ ? t.lazy_->values.get() + t.lazy_at_ : nullptr;
   }
-  /// t with a block of its own when it shares one (the same variables, its values copied), so
-  /// that a rebind of the shared block does not reach it; t itself otherwise.
+  /// t with a block or buffer of its own when it shares one (the same variables, their values
+  /// copied), so that a rebind of a shared block, or a parameter's in-place write of shared
+  /// elements, does not reach it.
   template <class S>
   static tensor<S> snapshot(tensor<S> t) {
-    if (!t.lazy_) return t;
+    if (!t.lazy_) {  // elements: a shared buffer (a contiguous slice shares it) is copied
+      t.unshare();
+      return t;
+    }
     using T = value_type_t<S>;
     var_block const b = block(t);
     std::shared_ptr<T> values = allocate<T>(t.n_);
