@@ -517,6 +517,24 @@ TEST_CASE("logsumexp shifts by the largest element wherever it is (each of the r
     v[(at + 1) % 7] = std::nan("");
     CHECK(std::isnan(logsumexp(tensor<double>(shape{7}, v))));
   }
+  // a line read in place from a slice of a block (its values start at an offset in the block)
+  {
+    tensor<double> const v0{0.25, -1.0, 3.0, 0.5, 2.0, -0.75, 1.5, 0.0, 1.0};
+    tape_scope<var<double>> scope;
+    tensor<var<double>> const big(v0);
+    tensor<var<double>> const part = big.slice(0, 2, 8);
+    REQUIRE(detail::tensor_access::kept_values(part) == detail::tensor_access::kept_values(big) + 2);
+    var<double> const l = logsumexp(part);
+    tensor<double> const p0 = v0.slice(0, 2, 8);
+    CHECK(l.value() == logsumexp(p0));
+    backward(l);
+    tensor<double> const g = adjoints(big);
+    double const s = logsumexp(p0);
+    for (std::size_t j = 0; j < 9; ++j) {
+      CAPTURE(j);
+      CHECK(g[j] == doctest::Approx(j >= 2 && j < 8 ? std::exp(v0[j] - s) : 0.0).epsilon(1e-15));
+    }
+  }
   // all -inf: the shift is 0 and the value -inf; with one +inf, +inf
   double const inf = std::numeric_limits<double>::infinity();
   CHECK(logsumexp(tensor<double>(shape{5}, std::vector<double>(5, -inf))) == -inf);
