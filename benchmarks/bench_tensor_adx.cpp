@@ -54,12 +54,7 @@ void add_gradient(std::string const& problem, std::string const& impl, Prog cons
       problem, impl, kind::gradient,
       [&prog, n](benchmark::State& st) {
         std::vector<double> g(n);
-        for (auto _ : st) {
-          double f = gradient(prog, g.data());
-          benchmark::DoNotOptimize(f);
-          benchmark::DoNotOptimize(g.data());
-          benchmark::ClobberMemory();
-        }
+        time_gradient(st, g.data(), [&](double* out) { return gradient(prog, out); });
         tape_counters(st, prog);
       },
       [&prog, n] {
@@ -81,12 +76,7 @@ void add_model_gradient(mlp_program const& prog) {
         adx::tape_scope<V> held;
         mlp_model const model(prog);
         std::vector<double> g(n);
-        for (auto _ : st) {
-          double f = model.gradient(g.data());
-          benchmark::DoNotOptimize(f);
-          benchmark::DoNotOptimize(g.data());
-          benchmark::ClobberMemory();
-        }
+        time_gradient(st, g.data(), [&](double* out) { return model.gradient(out); });
         tape_counters(st, model);
       },
       [&prog, n] {
@@ -140,12 +130,7 @@ void register_adx() {
         [&p](benchmark::State& st) {
           std::vector<V> x(P::n);
           std::vector<double> g(P::n);
-          for (auto _ : st) {
-            double y = scalar_gradient(p, x, g.data());
-            benchmark::DoNotOptimize(y);
-            benchmark::DoNotOptimize(g.data());
-            benchmark::ClobberMemory();
-          }
+          time_gradient(st, g.data(), [&](double* out) { return scalar_gradient(p, x, out); });
         },
         [&p] {
           std::vector<V> x(P::n);

@@ -14,13 +14,10 @@ void add_scratch_gradient(P const& p) {
       [&p](benchmark::State& st) {
         std::vector<double> x = p.x0, g(p.n());
         typename P::scratch s(p);
-        for (auto _ : st) {
+        time_gradient(st, g.data(), [&](double* out) {
           benchmark::DoNotOptimize(x.data());
-          double f = p.gradient(x.data(), g.data(), s);
-          benchmark::DoNotOptimize(f);
-          benchmark::DoNotOptimize(g.data());
-          benchmark::ClobberMemory();
-        }
+          return p.gradient(x.data(), out, s);
+        });
       },
       [&p] {
         std::vector<double> r(p.n() + 1);
@@ -42,13 +39,10 @@ void register_hand() {
       e.name, "hand", kind::gradient,
       [&e](benchmark::State& st) {
         std::vector<double> x = e.x0, g(e.n());
-        for (auto _ : st) {
+        time_gradient(st, g.data(), [&](double* out) {
           benchmark::DoNotOptimize(x.data());
-          double f = e.gradient(x.data(), g.data());
-          benchmark::DoNotOptimize(f);
-          benchmark::DoNotOptimize(g.data());
-          benchmark::ClobberMemory();
-        }
+          return e.gradient(x.data(), out);
+        });
       },
       [&e] {
         std::vector<double> r(e.n() + 1);

@@ -101,12 +101,7 @@ void add_gradient(std::string const& name, std::size_t n, D& d) {
       name, "torch", kind::gradient,
       [&d, n](benchmark::State& st) {
         std::vector<double> g(n);
-        for (auto _ : st) {
-          double f = d.gradient(g.data());
-          benchmark::DoNotOptimize(f);
-          benchmark::DoNotOptimize(g.data());
-          benchmark::ClobberMemory();
-        }
+        time_gradient(st, g.data(), [&](double* out) { return d.gradient(out); });
       },
       [&d, n] {
         std::vector<double> r(n + 1);

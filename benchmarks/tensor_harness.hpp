@@ -13,6 +13,18 @@
 
 namespace adx_bench::tensor_suite {
 
+/// The timed loop of a gradient benchmark: grad(g) writes the gradient into g and returns f;
+/// both are kept from being optimised away.
+template <class Grad>
+void time_gradient(benchmark::State& st, double* g, Grad&& grad) {
+  for (auto _ : st) {
+    double f = grad(g);
+    benchmark::DoNotOptimize(f);
+    benchmark::DoNotOptimize(g);
+    benchmark::ClobberMemory();
+  }
+}
+
 /// gradient: result() is {f, df/dx...} in the problem's layout of x;
 /// value:    result() is {f} (checked against hand's f);
 /// output:   result() is a whole output vector (the forward elementwise problem).
