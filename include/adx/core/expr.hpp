@@ -45,6 +45,8 @@ template <class T, class C>
 constexpr T constant(C const& c) {
   if constexpr (std::is_arithmetic_v<T>)
     return static_cast<T>(c);
+  else if constexpr (is_lanes<T>)
+    return T(static_cast<double>(c));
   else
     return ad_traits<T>::constant(constant<value_type_t<T>>(c));
 }

@@ -28,6 +28,10 @@ struct expr_tag {};
 /// Tag base of tensors and tensor expressions (tensor/), so that the elementwise entry points
 /// of the rules accept them without the rules knowing about tensors.
 struct tensor_tag {};
+/// True for core/simd.hpp's `lanes` (several doubles computed at once), which the rules accept
+/// like a plain number.
+template <class T>
+inline constexpr bool is_lanes = false;
 }  // namespace detail
 
 /// A forward or reverse AD scalar at any nesting depth: dual<T>, var<T>.

@@ -7,6 +7,9 @@
 // Forward, reverse and tensor modes all call these. Adding a function = one rule + one
 // one-line entry point below; the generic test harness picks it up from `all_unary_rules` or
 // `all_binary_rules`. The gamma family lives in gamma.hpp (Boost.Math is slow to parse).
+// A rule whose value and partials have no branch on the values, and whose functions core/simd.hpp
+// has in a vector form, says `static constexpr bool lanes = true`: tensor loops over double may
+// then compute it several elements at a time (tensor/lanes.hpp) with these same formulas.
 //
 // Non-differentiable points (one rule each, the same in every mode and nesting level; they are
 // PyTorch 1.13's values, see docs/derivative_rules.md):
@@ -45,6 +48,7 @@ constexpr T cst(C c) {
 // ---- arithmetic -----------------------------------------------------------------------------
 struct neg_rule {
   static constexpr char const* name = "neg";
+  static constexpr bool lanes = true;
   template <class X>
   static constexpr auto value(X const& x) {
     return -x;
@@ -56,6 +60,7 @@ struct neg_rule {
 };
 struct add_rule {
   static constexpr char const* name = "add";
+  static constexpr bool lanes = true;
   template <class X, class Y>
   static constexpr auto value(X const& x, Y const& y) {
     return x + y;
@@ -67,6 +72,7 @@ struct add_rule {
 };
 struct sub_rule {
   static constexpr char const* name = "sub";
+  static constexpr bool lanes = true;
   template <class X, class Y>
   static constexpr auto value(X const& x, Y const& y) {
     return x - y;
@@ -78,6 +84,7 @@ struct sub_rule {
 };
 struct mul_rule {
   static constexpr char const* name = "mul";
+  static constexpr bool lanes = true;
   template <class X, class Y>
   static constexpr auto value(X const& x, Y const& y) {
     return x * y;
@@ -92,6 +99,7 @@ struct mul_rule {
 };
 struct div_rule {  // d/dx = 1/y, d/dy = -r/y
   static constexpr char const* name = "div";
+  static constexpr bool lanes = true;
   template <class X, class Y>
   static constexpr auto value(X const& x, Y const& y) {
     return x / y;
@@ -100,7 +108,7 @@ struct div_rule {  // d/dx = 1/y, d/dy = -r/y
   static constexpr T partial(X const&, Y const& y, T const& r) {
     if constexpr (I == 0)
       return 1 / y;
-    else if constexpr (std::is_floating_point_v<Y>)
+    else if constexpr (std::is_floating_point_v<Y> || is_lanes<Y>)
       // Shares 1/y with the other partial (one division fewer). r * -(1/y) has the value of
       // -r * (1/y) (a negation is exact; only a NaN's sign bit may differ); for a
       // loop-invariant y, -(1/y) is hoisted whole and forward loops negate nothing per element
@@ -114,6 +122,7 @@ struct div_rule {  // d/dx = 1/y, d/dy = -r/y
 // ---- exponentials and logarithms ------------------------------------------------------------
 struct exp_rule {  // d = r
   static constexpr char const* name = "exp";
+  static constexpr bool lanes = true;
   template <class X>
   static auto value(X const& x) {
     using std::exp;
@@ -138,6 +147,7 @@ struct exp2_rule {  // d = r ln 2
 };
 struct expm1_rule {  // d = exp(x) (not r + 1, which loses every digit for x << 0)
   static constexpr char const* name = "expm1";
+  static constexpr bool lanes = true;
   template <class X>
   static auto value(X const& x) {
     using std::expm1;
@@ -151,6 +161,7 @@ struct expm1_rule {  // d = exp(x) (not r + 1, which loses every digit for x << 
 };
 struct log_rule {  // d = 1/x
   static constexpr char const* name = "log";
+  static constexpr bool lanes = true;
   template <class X>
   static auto value(X const& x) {
     using std::log;
@@ -187,6 +198,7 @@ struct log10_rule {  // d = 1/(x ln 10)
 };
 struct log1p_rule {  // d = 1/(1+x)
   static constexpr char const* name = "log1p";
+  static constexpr bool lanes = true;
   template <class X>
   static auto value(X const& x) {
     using std::log1p;
@@ -199,6 +211,7 @@ struct log1p_rule {  // d = 1/(1+x)
 };
 struct sqrt_rule {  // d = 1/(2r); sqrt'(0) = +inf
   static constexpr char const* name = "sqrt";
+  static constexpr bool lanes = true;
   template <class X>
   static auto value(X const& x) {
     using std::sqrt;
@@ -223,6 +236,7 @@ struct cbrt_rule {  // d = 1/(3 r^2)
 };
 struct square_rule {  // d = 2 x (square(x) = x * x: one evaluation of x, no call to pow)
   static constexpr char const* name = "square";
+  static constexpr bool lanes = true;
   template <class X>
   static auto value(X const& x) {
     if constexpr (std::is_integral_v<X>) {  // square(50000) is a double: no int overflow
@@ -279,8 +293,9 @@ std::pair<X, X> sin_and_cos(X x) {
 
 struct sin_rule {
   static constexpr char const* name = "sin";
+  static constexpr bool lanes = true;
   template <class X>
-  requires std::is_floating_point_v<X>
+  requires std::is_floating_point_v<X> || is_lanes<X>
   static std::pair<X, X> value_and_derivative(X x) { return sin_and_cos(x); }
   template <class X>
   static auto value(X const& x) {
@@ -295,8 +310,9 @@ struct sin_rule {
 };
 struct cos_rule {
   static constexpr char const* name = "cos";
+  static constexpr bool lanes = true;
   template <class X>
-  requires std::is_floating_point_v<X>
+  requires std::is_floating_point_v<X> || is_lanes<X>
   static std::pair<X, X> value_and_derivative(X x) {
     auto const [s, c] = sin_and_cos(x);
     return {c, -s};
@@ -314,6 +330,7 @@ struct cos_rule {
 };
 struct tan_rule {  // d = 1 + r^2
   static constexpr char const* name = "tan";
+  static constexpr bool lanes = true;
   template <class X>
   static auto value(X const& x) {
     using std::tan;
@@ -405,6 +422,7 @@ struct cosh_rule {
 };
 struct tanh_rule {  // d = 1 - r^2
   static constexpr char const* name = "tanh";
+  static constexpr bool lanes = true;
   template <class X>
   static auto value(X const& x) {
     using std::tanh;

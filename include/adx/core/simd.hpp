@@ -1,0 +1,120 @@
+// adx: a few doubles computed at once (`lanes`), for the tensor element loops over double and
+// var<double> (tensor/lanes.hpp). The rules (rules/elementary.hpp) are generic in their number
+// type, so a rule whose value and partials are branch-free (it says so with
+// `static constexpr bool lanes = true`) computes W elements at a time with the same formulas.
+//
+// Arithmetic is the processor's, so +, -, *, / and sqrt give exactly the scalar results. The
+// transcendental functions (exp, expm1, log, log1p, sin and cos (both from sincos), tan, tanh)
+// are SLEEF's vector functions of 1.0-ulp accuracy, as in PyTorch's CPU kernels: they may differ from <cmath>'s in
+// the last bit (in about 4 % of sin and cos values over [-3, 3]). They are used only where SLEEF
+// was found (ADX_WITH_SLEEF=1, set by the CMake target, which links it); otherwise `lanes` does
+// not exist and every loop runs element by element.
+//
+// Width: 4 (AVX2, SLEEF's avx2 functions) when the translation unit is compiled for AVX2 and
+// FMA (-mavx2 -mfma, -march=native on such a machine); otherwise 2 (SSE2, SLEEF's functions
+// that choose the best 128-bit implementation when first called).
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+#include "adx/core/traits.hpp"
+
+#ifndef ADX_WITH_SLEEF
+#define ADX_WITH_SLEEF 0
+#endif
+
+#if ADX_WITH_SLEEF && (defined(__x86_64__) || defined(_M_X64)) && defined(__SSE2__)
+#define ADX_LANES 1
+#else
+#define ADX_LANES 0
+#endif
+
+#if ADX_LANES
+#include <immintrin.h>
+#include <sleef.h>
+
+namespace adx::detail {
+
+#if defined(__AVX2__) && defined(__FMA__)
+inline constexpr std::size_t lane_width = 4;
+using lane_register = __m256d;
+#define ADX_LANE_OP(op) _mm256_##op##_pd
+#define ADX_SLEEF(f) Sleef_##f##d4_u10avx2
+#else
+inline constexpr std::size_t lane_width = 2;
+using lane_register = __m128d;
+#define ADX_LANE_OP(op) _mm_##op##_pd
+#define ADX_SLEEF(f) Sleef_##f##d2_u10
+#endif
+
+/// lane_width doubles, computed together. Plain numbers mix in as if broadcast.
+struct lanes {
+  lane_register r;
+
+  lanes() = default;
+  explicit lanes(lane_register x) noexcept : r(x) {}
+  explicit lanes(double x) noexcept : r(ADX_LANE_OP(set1)(x)) {}
+  static lanes load(double const* p) noexcept { return lanes(ADX_LANE_OP(loadu)(p)); }
+  void store(double* p) const noexcept { ADX_LANE_OP(storeu)(p, r); }
+  /// Lane k's value.
+  double operator[](std::size_t k) const noexcept {
+    alignas(32) double v[lane_width];
+    ADX_LANE_OP(store)(v, r);
+    return v[k];
+  }
+};
+
+/// A plain number beside lanes: the same number in every lane.
+template <class X>
+concept lane_scalar = std::is_arithmetic_v<X>;
+
+inline lanes operator-(lanes a) noexcept { return lanes(ADX_LANE_OP(xor)(a.r, ADX_LANE_OP(set1)(-0.0))); }
+
+#define ADX_LANE_BINARY(sym, op)                                                                    \
+  inline lanes operator sym(lanes a, lanes b) noexcept { return lanes(ADX_LANE_OP(op)(a.r, b.r)); } \
+  template <lane_scalar C>                                                                          \
+  lanes operator sym(lanes a, C b) noexcept {                                                       \
+    return a sym lanes(static_cast<double>(b));                                                     \
+  }                                                                                                 \
+  template <lane_scalar C>                                                                          \
+  lanes operator sym(C a, lanes b) noexcept {                                                       \
+    return lanes(static_cast<double>(a)) sym b;                                                     \
+  }                                                                                                 \
+  inline lanes& operator sym##=(lanes& a, lanes b) noexcept { return a = a sym b; }
+ADX_LANE_BINARY(+, add)
+ADX_LANE_BINARY(-, sub)
+ADX_LANE_BINARY(*, mul)
+ADX_LANE_BINARY(/, div)
+#undef ADX_LANE_BINARY
+
+// Found by argument-dependent lookup from the rules' `using std::exp; exp(x)`.
+inline lanes sqrt(lanes a) noexcept { return lanes(ADX_LANE_OP(sqrt)(a.r)); }
+#define ADX_LANE_FUNCTION(f) \
+  inline lanes f(lanes a) noexcept { return lanes(ADX_SLEEF(f)(a.r)); }
+ADX_LANE_FUNCTION(exp)
+ADX_LANE_FUNCTION(expm1)
+ADX_LANE_FUNCTION(log)
+ADX_LANE_FUNCTION(log1p)
+ADX_LANE_FUNCTION(tan)
+ADX_LANE_FUNCTION(tanh)
+#undef ADX_LANE_FUNCTION
+
+/// sin and cos in one call (rules/elementary.hpp's sin_and_cos for lanes). SLEEF's sincos and
+/// its sin differ in the last bit for about 4 % of arguments, so sin and cos alone are taken
+/// from sincos too: a value is then the same whether or not its derivative is wanted.
+inline std::pair<lanes, lanes> sin_and_cos(lanes a) noexcept {
+  auto const sc = ADX_SLEEF(sincos)(a.r);
+  return {lanes(sc.x), lanes(sc.y)};
+}
+inline lanes sin(lanes a) noexcept { return lanes(ADX_SLEEF(sincos)(a.r).x); }
+inline lanes cos(lanes a) noexcept { return lanes(ADX_SLEEF(sincos)(a.r).y); }
+
+#undef ADX_LANE_OP
+#undef ADX_SLEEF
+
+template <>
+inline constexpr bool is_lanes<lanes> = true;
+
+}  // namespace adx::detail
+#endif
