@@ -32,6 +32,7 @@
 #include "adx/core/operand_pack.hpp"
 #include "adx/reverse/var.hpp"
 #include "adx/rules/elementary.hpp"
+#include "adx/tensor/lanes.hpp"
 #include "adx/tensor/tensor.hpp"
 
 namespace adx {
@@ -250,6 +251,11 @@ class tensor_expr : public detail::tensor_tag {
   }
   ADX_ALWAYS_INLINE auto value_row(std::size_t i, std::size_t c) const {
     return values_by([i, c](auto const& op) ADX_INLINE_LAMBDA { return op.value_row(i, c); });
+  }
+  /// f(operands...): what f returns.
+  template <class F>
+  ADX_ALWAYS_INLINE decltype(auto) with_operands(F&& f) const {
+    return ops_.apply(std::forward<F>(f));
   }
   /// Calls f on each operand (a leaf or a sub-expression), left to right.
   template <class F>
@@ -472,6 +478,7 @@ struct elementwise_node final : tape<T>::node {
   /// on one file for no measured gain (session 14).
   template <std::size_t K, std::array<bool, K> Summed = std::array<bool, K>{}>
   struct writer {
+    static constexpr std::array<bool, K> summed = Summed;
     static constexpr std::size_t n_summed = static_cast<std::size_t>(std::count(Summed.begin(), Summed.end(), true));
     /// Position J's slot among the stored (or among the summed) operands.
     static constexpr std::array<std::size_t, K> slot = [] {
@@ -994,14 +1001,22 @@ tensor<R> evaluate_recorded(E& expr, adx::shape const& sh, read_plan plan, tape<
   auto& node = *nd;  // the node does not move once the tape owns it
   block->first = tp.record_node(std::move(nd), n, describe_expression<E>());
   try {
-    visit_elements(expr, sh, plan, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
-      // a writer per element, whose address never escapes: it stays in registers
-      typename node_type::template writer<element_expr::n_active> w{index, partial, n, i, ep};
-      e.push(w);
-      any_index |= w.any_index;
-      stray_epoch |= w.stray_epoch;
-      v[i] = e.val();
-    });
+    bool on_lanes = false;
+    if constexpr (lane_ready<R, E>) {
+      if (blocks && plan.how == read_plan::mode::flat && lane_readable(expr)) {
+        on_lanes = true;
+        record_on_lanes<R, typename node_type::template writer<element_expr::n_active>>(expr, partial, v, n);
+      }
+    }
+    if (!on_lanes)
+      visit_elements(expr, sh, plan, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
+        // a writer per element, whose address never escapes: it stays in registers
+        typename node_type::template writer<element_expr::n_active> w{index, partial, n, i, ep};
+        e.push(w);
+        any_index |= w.any_index;
+        stray_epoch |= w.stray_epoch;
+        v[i] = e.val();
+      });
     if (stray_epoch != 0) check_operands_live<R>(expr, tp);
   } catch (...) {
     tp.rollback(cp);
@@ -1034,6 +1049,9 @@ auto evaluate_elementwise(E& expr) {
     else
       return evaluate_recorded<R>(expr, sh, plan, tp);
   } else {
+    if constexpr (lane_ready<R, E>)
+      if (plan.how == read_plan::mode::flat)
+        return tensor<R>::fill(sh, [&](double* out) { fill_on_lanes(expr, out, sh.size()); });
     return generate_elements<R>(expr, sh, plan, [](std::size_t, auto&& e) { return R(e); });
   }
 }

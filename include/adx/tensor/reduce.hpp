@@ -420,14 +420,22 @@ auto reduce_expression(E expr) {
       for_each_scalar_operand<R>(expr, note);
     }
     try {
-      visit_elements(expr, sh, plan, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
-        writer w{index, partial, n, i, ep, sums};
-        e.push(w);
-        any_index |= w.any_index;
-        stray_epoch |= w.stray_epoch;
-        sums = w.sum;
-        s = s + e.val();
-      });
+      bool on_lanes = false;
+      if constexpr (lane_ready<R, E>) {
+        if (blocks && plan.how == read_plan::mode::flat && lane_readable(expr)) {
+          on_lanes = true;
+          s = reduce_on_lanes<R, writer>(expr, partial, n, sums, s);
+        }
+      }
+      if (!on_lanes)
+        visit_elements(expr, sh, plan, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
+          writer w{index, partial, n, i, ep, sums};
+          e.push(w);
+          any_index |= w.any_index;
+          stray_epoch |= w.stray_epoch;
+          sums = w.sum;
+          s = s + e.val();
+        });
       if (stray_epoch != 0) check_operands_live<R>(expr, tp);
     } catch (...) {
       tp.rollback(cp);
@@ -445,6 +453,12 @@ auto reduce_expression(E expr) {
     return R::recorded(finish(s), first, ep);
   } else {
     R s = constant<R>(0);
+    if constexpr (lane_ready<R, E>) {
+      if (plan.how == read_plan::mode::flat) {
+        s = sum_on_lanes(expr, n, s);
+        return finish(s);
+      }
+    }
     visit_elements(expr, sh, plan, [&](std::size_t, auto const& e) { s = s + R(e); });
     return finish(s);
   }

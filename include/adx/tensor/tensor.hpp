@@ -299,6 +299,17 @@ class tensor : public detail::tensor_tag {
   static tensor generate(adx::shape const& sh, F&& f) {
     return tensor(sh, detail::allocate_generated<S>(sh.size(), f));
   }
+  /// A tensor of shape sh of plain numbers written by fill(p), which writes all of p[0..size):
+  /// for loops that write several elements at once (tensor/lanes.hpp).
+  template <class F>
+  requires std::is_trivially_default_constructible_v<S> && std::is_invocable_v<F&, S*>
+  static tensor fill(adx::shape const& sh, F&& f) {
+    auto h = detail::make_buffer<S>(sh.size());
+    S* const p = h->p;
+    f(p);
+    h->n = sh.size();
+    return tensor(sh, std::shared_ptr<S>(std::move(h), p));
+  }
 
   /// A rank-0 tensor holding one element.
   static tensor scalar(S const& v) { return tensor(adx::shape{}, v); }

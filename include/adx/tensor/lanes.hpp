@@ -1,0 +1,326 @@
+// adx: the element loops of tensor expressions over double and var<double>, lane_width elements
+// at a time (core/simd.hpp), where every rule of the expression has a lane form. The loops in
+// elementwise.hpp and reduce.hpp call these when lane_ready says the expression's types allow
+// it and lane_readable says its operands do; otherwise they run element by element, as they
+// do when SLEEF is absent (ADX_LANES == 0: lane_ready is always false).
+//
+// The lanes compute what the element loop computes, in the same order: the same rules, each
+// operand's partial multiplied down the tree as the scalar expression's push does, values summed
+// one element after the other. Only the transcendental functions differ (SLEEF's, see simd.hpp).
+// A tensor's last elements (fewer than lane_width) are computed on lanes too, the unused lanes
+// repeating the first one, so an element's value never depends on where it falls.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "adx/config.hpp"
+#include "adx/core/expr.hpp"
+#include "adx/core/simd.hpp"
+#include "adx/reverse/var.hpp"
+
+namespace adx {
+template <class Rule, class... Ops>
+class tensor_expr;
+namespace detail {
+template <class S>
+struct tensor_leaf;
+template <class X>
+struct scalar_leaf;
+
+/// Whether the tensor expression (or leaf) E, whose elements are of type R, can run on lanes:
+/// R is double or var<double>, every rule has a lane form (`lanes = true`), and every operand
+/// is a tensor of double or of R, a plain number or an R.
+template <class R, class E>
+inline constexpr bool lane_ready = false;
+
+#if ADX_LANES
+template <class R>
+inline constexpr bool lane_result = std::is_same_v<R, double> || std::is_same_v<R, var<double>>;
+template <class R, class S>
+inline constexpr bool lane_ready<R, tensor_leaf<S>> = lane_result<R> &&
+                                                      (std::is_same_v<S, double> || std::is_same_v<S, R>);
+template <class R, class X>
+inline constexpr bool lane_ready<R, scalar_leaf<X>> = lane_result<R> &&
+                                                      (std::is_arithmetic_v<X> || std::is_same_v<X, R>);
+template <class R, class Rule, class... Ops>
+inline constexpr bool lane_ready<R, tensor_expr<Rule, Ops...>> = requires {
+  requires Rule::lanes;
+}
+&&(lane_ready<R, Ops>&&...);
+
+/// Whether E's operands, bound to a flat read, can be read as lanes: a tensor of vars must be
+/// kept as values (a block) or have one element.
+template <class S>
+bool lane_readable(tensor_leaf<S> const& l) noexcept {
+  if constexpr (is_reverse_v<S>)
+    return l.single || l.kept.v != nullptr;
+  else
+    return true;
+}
+template <class X>
+bool lane_readable(scalar_leaf<X> const&) noexcept {
+  return true;
+}
+template <class Rule, class... Ops>
+bool lane_readable(tensor_expr<Rule, Ops...> const& e) noexcept {
+  return e.with_operands([](auto const&... op) { return (lane_readable(op) && ...); });
+}
+
+/// Lanes from p[0..count): all of them if Full, else count < lane_width of them and the rest
+/// repeat p[0] (computed, never used).
+template <bool Full>
+ADX_ALWAYS_INLINE lanes load_lanes(double const* p, std::size_t count) noexcept {
+  if constexpr (Full) {
+    (void)count;
+    return lanes::load(p);
+  } else {
+    alignas(32) double b[lane_width];
+    for (std::size_t k = 0; k < lane_width; ++k) b[k] = p[k < count ? k : 0];
+    return lanes::load(b);
+  }
+}
+/// Stores the first count lanes (all if Full) at p.
+template <bool Full>
+ADX_ALWAYS_INLINE void store_lanes(lanes const& v, double* p, std::size_t count) noexcept {
+  if constexpr (Full) {
+    (void)count;
+    v.store(p);
+  } else {
+    alignas(32) double b[lane_width];
+    v.store(b);
+    for (std::size_t k = 0; k < count; ++k) p[k] = b[k];
+  }
+}
+
+// ---- values ------------------------------------------------------------------------------
+
+/// The values of elements i..i+count of a leaf or an expression (flat read).
+template <bool Full, class S>
+ADX_ALWAYS_INLINE lanes lane_value(tensor_leaf<S> const& l, std::size_t i, std::size_t count) noexcept {
+  if constexpr (is_reverse_v<S>) {
+    if (l.kept.v) return l.single ? lanes(l.kept.v[0]) : load_lanes<Full>(l.kept.v + i, count);
+    return lanes(l.e[0].val());  // one element (lane_readable)
+  } else {
+    return l.single ? lanes(l.e[0]) : load_lanes<Full>(l.e + i, count);
+  }
+}
+template <bool Full, class X>
+ADX_ALWAYS_INLINE lanes lane_value(scalar_leaf<X> const& l, std::size_t, std::size_t) noexcept {
+  return lanes(static_cast<double>(value_of(l.v)));
+}
+template <bool Full, class Rule, class... Ops>
+ADX_ALWAYS_INLINE lanes lane_value(tensor_expr<Rule, Ops...> const& e, std::size_t i, std::size_t count) {
+  return e.with_operands([&](auto const&... op) ADX_INLINE_LAMBDA {
+    return evaluate_rule<Rule, lanes>(lane_value<Full>(op, i, count)...);
+  });
+}
+
+// ---- values and partials: the element expression on lanes ------------------------------
+
+/// A constant operand: a tensor of double, a plain number.
+struct lane_constant {
+  static constexpr std::size_t n_active = 0;
+  lanes v;
+  lanes const& val() const noexcept { return v; }
+};
+/// An active operand: variables of a block, or one variable read by every element.
+struct lane_variable {
+  static constexpr std::size_t n_active = 1;
+  lanes v;
+  lanes const& val() const noexcept { return v; }
+  template <std::size_t Pos, class W>
+  ADX_ALWAYS_INLINE void push(W& w, lanes const& m) const {
+    w.template add_lanes<Pos>(m);
+  }
+};
+
+/// A unary rule's node (expr, with a lane for each element). As there, a rule that gives value
+/// and derivative together (sin, cos) gives both when its operand is active.
+template <class Rule, class A>
+struct lane_node1 {
+  static constexpr std::size_t n_active = A::n_active;
+  static constexpr bool cached = n_active > 0 && requires(lanes x) { Rule::value_and_derivative(x); };
+  A a;
+  lanes v, d;
+  ADX_ALWAYS_INLINE explicit lane_node1(A const& x) : a(x) {
+    if constexpr (cached) {
+      auto const vd = Rule::value_and_derivative(a.val());
+      v = vd.first;
+      d = vd.second;
+    } else {
+      v = evaluate_rule<Rule, lanes>(a.val());
+    }
+  }
+  lanes const& val() const noexcept { return v; }
+  ADX_ALWAYS_INLINE lanes partial() const {
+    if constexpr (cached)
+      return d;
+    else
+      return to_value<lanes>(Rule::template partial<0>(a.val(), v));
+  }
+  template <std::size_t Pos, class W>
+  ADX_ALWAYS_INLINE void push(W& w, lanes const& m) const {
+    if constexpr (n_active > 0) a.template push<Pos>(w, m * partial());
+  }
+  template <class W>
+  ADX_ALWAYS_INLINE void push(W& w) const {
+    if constexpr (n_active > 0) a.template push<0>(w, partial());
+  }
+};
+/// A binary rule's node.
+template <class Rule, class A, class B>
+struct lane_node2 {
+  static constexpr std::size_t n_active = A::n_active + B::n_active;
+  A a;
+  B b;
+  lanes v;
+  ADX_ALWAYS_INLINE lane_node2(A const& x, B const& y) : a(x), b(y), v(evaluate_rule<Rule, lanes>(a.val(), b.val())) {}
+  lanes const& val() const noexcept { return v; }
+  template <std::size_t J>
+  ADX_ALWAYS_INLINE lanes partial() const {
+    return to_value<lanes>(Rule::template partial<J>(a.val(), b.val(), v));
+  }
+  template <std::size_t Pos, class W>
+  ADX_ALWAYS_INLINE void push(W& w, lanes const& m) const {
+    if constexpr (A::n_active > 0) a.template push<Pos>(w, m * partial<0>());
+    if constexpr (B::n_active > 0) b.template push<Pos + A::n_active>(w, m * partial<1>());
+  }
+  template <class W>
+  ADX_ALWAYS_INLINE void push(W& w) const {
+    if constexpr (A::n_active > 0) a.template push<0>(w, partial<0>());
+    if constexpr (B::n_active > 0) b.template push<A::n_active>(w, partial<1>());
+  }
+};
+
+template <class Rule, class A>
+ADX_ALWAYS_INLINE auto make_lane_node(A const& a) {
+  return lane_node1<Rule, A>(a);
+}
+template <class Rule, class A, class B>
+ADX_ALWAYS_INLINE auto make_lane_node(A const& a, B const& b) {
+  return lane_node2<Rule, A, B>(a, b);
+}
+
+/// The element expression of elements i..i+count on lanes, R the element type: a tensor of R
+/// or an R is active, anything else constant.
+template <class R, bool Full, class S>
+ADX_ALWAYS_INLINE auto lane_tree(tensor_leaf<S> const& l, std::size_t i, std::size_t count) {
+  if constexpr (std::is_same_v<S, R> && is_reverse_v<R>)
+    return lane_variable{lane_value<Full>(l, i, count)};
+  else
+    return lane_constant{lane_value<Full>(l, i, count)};
+}
+template <class R, bool Full, class X>
+ADX_ALWAYS_INLINE auto lane_tree(scalar_leaf<X> const& l, std::size_t i, std::size_t count) {
+  if constexpr (std::is_same_v<X, R> && is_reverse_v<R>)
+    return lane_variable{lane_value<Full>(l, i, count)};
+  else
+    return lane_constant{lane_value<Full>(l, i, count)};
+}
+template <class R, bool Full, class Rule, class... Ops>
+ADX_ALWAYS_INLINE auto lane_tree(tensor_expr<Rule, Ops...> const& e, std::size_t i, std::size_t count) {
+  return e.with_operands([&](auto const&... op)
+                             ADX_INLINE_LAMBDA { return make_lane_node<Rule>(lane_tree<R, Full>(op, i, count)...); });
+}
+
+/// Receives the partials of elements i..i+count from a lane tree's push, for an
+/// elementwise_node without per-element indices whose element writer is Writer (its slots and
+/// which positions are summed): a stored operand's partials go to partial[slot * n + i...], a
+/// summed operand's are added to its sum one element after the other, as Writer adds them.
+template <class Writer, bool Full>
+struct lane_writer {
+  double* partial;
+  std::size_t n, i, count;
+  std::array<double, Writer::n_summed> sum{};
+  template <std::size_t J>
+  ADX_ALWAYS_INLINE void add_lanes(lanes const& p) {
+    if constexpr (Writer::summed[J]) {
+      alignas(32) double b[lane_width];
+      p.store(b);
+      for (std::size_t k = 0; k < (Full ? lane_width : count); ++k) std::get<Writer::slot[J]>(sum) += b[k];
+    } else {
+      store_lanes<Full>(p, partial + Writer::slot[J] * n + i, count);
+    }
+  }
+};
+
+/// Calls f(std::bool_constant<Full>, i, count) for i = 0, lane_width, ... over n elements:
+/// full lanes, then the last count < lane_width elements, if any.
+template <class F>
+ADX_ALWAYS_INLINE void for_each_lanes(std::size_t n, F&& f) {
+  std::size_t i = 0;
+  for (; i + lane_width <= n; i += lane_width) f(std::true_type{}, i, lane_width);
+  if (i < n) f(std::false_type{}, i, n - i);
+}
+
+// ---- the loops -------------------------------------------------------------------------------
+
+/// An elementwise node's forward pass (evaluate_recorded): each element's value into v, its
+/// stored operands' partials into partial (the node's Writer slots).
+template <class R, class Writer, class E>
+void record_on_lanes(E const& expr, double* partial, double* v, std::size_t n) {
+  for_each_lanes(n, [&](auto full, std::size_t i, std::size_t count) ADX_INLINE_LAMBDA {
+    constexpr bool Full = decltype(full)::value;
+    auto const e = lane_tree<R, Full>(expr, i, count);
+    lane_writer<Writer, Full> w{partial, n, i, count};
+    e.push(w);
+    store_lanes<Full>(e.val(), v + i, count);
+  });
+}
+/// A reduced elementwise node's forward pass (reduce_expression): partials as record_on_lanes,
+/// summed operands' partials added to sums; returns s plus the elements' values.
+template <class R, class Writer, class E>
+double reduce_on_lanes(E const& expr, double* partial, std::size_t n, std::array<double, Writer::n_summed>& sums,
+                       double s) {
+  auto local = sums;  // in registers through the loop
+  for_each_lanes(n, [&](auto full, std::size_t i, std::size_t count) ADX_INLINE_LAMBDA {
+    constexpr bool Full = decltype(full)::value;
+    auto const e = lane_tree<R, Full>(expr, i, count);
+    lane_writer<Writer, Full> w{partial, n, i, count, local};
+    e.push(w);
+    local = w.sum;
+    alignas(32) double val[lane_width];
+    e.val().store(val);
+    for (std::size_t k = 0; k < (Full ? lane_width : count); ++k) s = s + val[k];
+  });
+  sums = local;
+  return s;
+}
+/// The values of a tensor<double> expression into out[0..n).
+template <class E>
+void fill_on_lanes(E const& expr, double* out, std::size_t n) {
+  for_each_lanes(n, [&](auto full, std::size_t i, std::size_t count) ADX_INLINE_LAMBDA {
+    constexpr bool Full = decltype(full)::value;
+    store_lanes<Full>(lane_value<Full>(expr, i, count), out + i, count);
+  });
+}
+/// s plus the values of a tensor<double> expression's n elements, one after the other.
+template <class E>
+double sum_on_lanes(E const& expr, std::size_t n, double s) {
+  for_each_lanes(n, [&](auto full, std::size_t i, std::size_t count) ADX_INLINE_LAMBDA {
+    constexpr bool Full = decltype(full)::value;
+    alignas(32) double val[lane_width];
+    lane_value<Full>(expr, i, count).store(val);
+    for (std::size_t k = 0; k < (Full ? lane_width : count); ++k) s = s + val[k];
+  });
+  return s;
+}
+#else
+// Never called without lanes (lane_ready is false): declared for the discarded branches.
+template <class E>
+bool lane_readable(E const&) noexcept;
+template <class R, class Writer, class E>
+void record_on_lanes(E const& expr, double* partial, double* v, std::size_t n);
+template <class R, class Writer, class E, class Sums>
+double reduce_on_lanes(E const& expr, double* partial, std::size_t n, Sums& sums, double s);
+template <class E>
+void fill_on_lanes(E const& expr, double* out, std::size_t n);
+template <class E>
+double sum_on_lanes(E const& expr, std::size_t n, double s);
+#endif
+
+}  // namespace detail
+}  // namespace adx
