@@ -29,8 +29,10 @@ class AdxConan(ConanFile):
     topics = ("automatic-differentiation", "autodiff", "expression-templates", "header-only")
     package_type = "header-library"
     settings = "os", "arch", "compiler", "build_type"
-    options = {"with_blas": [True, False]}
-    default_options = {"with_blas": True}
+    # with_sleef: SLEEF's vector functions in the tensor loops over double (found on the system:
+    # libsleef-dev); off by default, as no Conan package of SLEEF is used here.
+    options = {"with_blas": [True, False], "with_sleef": [True, False]}
+    default_options = {"with_blas": True, "with_sleef": False}
     exports_sources = "include/*", "cmake/*", "CMakeLists.txt"
     no_copy_source = True
 
@@ -59,6 +61,7 @@ class AdxConan(ConanFile):
              dst=os.path.join(self.package_folder, "include"))
         cmake_dir = os.path.join(self.package_folder, self._cmake_modules_dir)
         copy(self, "adxFindCBLAS.cmake", src=os.path.join(self.source_folder, "cmake"), dst=cmake_dir)
+        copy(self, "adxFindSLEEF.cmake", src=os.path.join(self.source_folder, "cmake"), dst=cmake_dir)
         copy(self, "*.cmake", src=os.path.join(self.source_folder, "cmake", "conan"), dst=cmake_dir)
 
     @property
@@ -72,7 +75,9 @@ class AdxConan(ConanFile):
         self.cpp_info.set_property("cmake_target_name", "adx::adx")
         self.cpp_info.set_property("pkg_config_name", "adx")
         with_blas = bool(self.options.with_blas)
-        self.cpp_info.defines = [f"ADX_WITH_BLAS={int(with_blas)}"]
-        modules = ["adxConanBoost.cmake"] + (["adxConanCBLAS.cmake"] if with_blas else [])
+        with_sleef = bool(self.options.with_sleef)
+        self.cpp_info.defines = [f"ADX_WITH_BLAS={int(with_blas)}", f"ADX_WITH_SLEEF={int(with_sleef)}"]
+        modules = (["adxConanBoost.cmake"] + (["adxConanCBLAS.cmake"] if with_blas else []) +
+                   (["adxConanSLEEF.cmake"] if with_sleef else []))
         self.cpp_info.set_property("cmake_build_modules",
                                    [os.path.join(self._cmake_modules_dir, m) for m in modules])
