@@ -1,0 +1,229 @@
+// The tensor loops on lanes (tensor/lanes.hpp, core/simd.hpp): with SLEEF, elementwise
+// expressions over double and var<double> run several elements at a time. They must give the
+// element-by-element loop's numbers: exactly for arithmetic and sqrt, within SLEEF's and glibc's
+// accuracy (1 ulp each) for the transcendental functions, with the same edge cases; and the
+// same partials (up to what a 1-ulp difference in a value makes of them), through sum() and mean() too, at every tensor
+// size (the last lanes partly used). This file is also built for AVX2 (adx_lanes_avx2_tests) where the machine has it.
+#include <adx/adx.hpp>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "support/check.hpp"
+
+using adx::tensor;
+using adx::var;
+using V = var<double>;
+
+namespace {
+
+/// Distance in units in the last place between two doubles of the same sign (huge otherwise).
+std::uint64_t ulps(double a, double b) {
+  if (a == b) return 0;
+  if (std::signbit(a) != std::signbit(b)) return ~std::uint64_t{0};
+  auto const ia = std::bit_cast<std::uint64_t>(std::abs(a)), ib = std::bit_cast<std::uint64_t>(std::abs(b));
+  return ia > ib ? ia - ib : ib - ia;
+}
+/// The same number up to `max_ulps`: both NaN, equal infinities, or finite and that close.
+bool same_number(double a, double b, std::uint64_t max_ulps) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  if (std::isinf(a) || std::isinf(b)) return a == b;
+  return ulps(a, b) <= max_ulps;
+}
+
+/// Derivatives from values 1 ulp apart: a rule such as tanh' = 1 - r^2 cancels, so the
+/// difference is relative to the operands, not to the result (1e-12, beside 1e-15 absolute).
+bool same_derivative(double a, double b) {
+  if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b)) return same_number(a, b, 0);
+  return adx_test::close(a, b, 1e-12, 1e-15);
+}
+
+/// How far apart two results may be: arithmetic and sqrt are exact on lanes (without FMA
+/// contraction, which the scalar and lane loops may apply differently); SLEEF's functions and
+/// glibc's are each within 1 ulp of the true value, so within 2 of each other.
+#if defined(__FMA__)
+constexpr std::uint64_t exact = 1;
+#else
+constexpr std::uint64_t exact = 0;
+#endif
+constexpr std::uint64_t transcendental = 2;
+
+std::vector<double> values_in(std::size_t n, double lo, double hi, unsigned seed) {
+  std::vector<double> v(n);
+  std::uint64_t s = 0x9E3779B97F4A7C15ull * (seed + 1);
+  for (auto& x : v) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    x = lo + (hi - lo) * static_cast<double>(s >> 11) * 0x1.0p-53;
+  }
+  return v;
+}
+
+/// A tensor of vars whose elements are made one by one (not one block): its expressions run
+/// element by element, the reference for the lanes.
+tensor<V> elementwise_variables(std::vector<double> const& x) {
+  return tensor<V>::generate(adx::shape{x.size()}, [&](std::size_t i) { return V(x[i]); });
+}
+
+struct unary_case {
+  char const* name;
+  std::function<tensor<double>(tensor<double> const&)> on_tensor;
+  std::function<tensor<V>(tensor<V> const&)> on_vars;
+  std::function<double(double)> on_number;
+  double lo, hi;
+  std::uint64_t tolerance;
+};
+
+std::vector<unary_case> const& unary_cases() {
+#define ADX_LANE_CASE(f, lo, hi, tol)                                                                                  \
+  unary_case {                                                                                                         \
+#f, [](tensor <double> const&                                                                                      \
+               t) { return tensor<double>(f(t)); },                                                                    \
+                                                 [](tensor <V> const&                                                  \
+                                                        t) { return tensor<V>(f(t)); },                                \
+                                                                                     [](double                         \
+                                                                                            x) { return std::f(x); },  \
+                                                                                                                   lo, \
+                                                                                                                   hi, \
+                                                                                                                   tol \
+  }
+  static std::vector<unary_case> const cases{
+      ADX_LANE_CASE(exp, -5, 5, transcendental),
+      ADX_LANE_CASE(expm1, -2, 2, transcendental),
+      ADX_LANE_CASE(log, 0.01, 10, transcendental),
+      ADX_LANE_CASE(log1p, -0.9, 5, transcendental),
+      ADX_LANE_CASE(sqrt, 0, 10, exact),
+      ADX_LANE_CASE(sin, -10, 10, transcendental),
+      ADX_LANE_CASE(cos, -10, 10, transcendental),
+      ADX_LANE_CASE(tan, -1.5, 1.5, transcendental),
+      ADX_LANE_CASE(tanh, -4, 4, transcendental),
+  };
+#undef ADX_LANE_CASE
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("lanes: with SLEEF the element loops over double run on lanes") {
+#if ADX_WITH_SLEEF && defined(__x86_64__)
+  CHECK(ADX_LANES == 1);
+#endif
+#if ADX_LANES
+  tensor<double> a{1.0, 2.0};
+  tensor<V> const va(a);
+  CHECK(adx::detail::lane_ready<double, decltype(a * sin(a) + 2)>);
+  CHECK(adx::detail::lane_ready<V, decltype(va * sin(va) + a / 3)>);
+  CHECK(!adx::detail::lane_ready<double, decltype(abs(a))>);  // abs has a branch: no lane form
+  // sin on lanes is SLEEF's: the values of a tensor are those of detail::sin on lanes
+  std::vector<double> const x = values_in(64, -3, 3, 1);
+  tensor<double> const y = sin(tensor<double>(adx::shape{x.size()}, x));
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == sin(adx::detail::lanes(x[i]))[0]);
+#endif
+}
+
+TEST_CASE("lanes: every function with a lane form gives the element-by-element value and derivative") {
+  for (unary_case const& c : unary_cases()) {
+    for (std::size_t n : {1u, 2u, 3u, 4u, 5u, 7u, 9u, 33u}) {
+      INFO(c.name);
+      CAPTURE(n);
+      std::vector<double> const x = values_in(n, c.lo, c.hi, static_cast<unsigned>(n));
+      tensor<double> const t(adx::shape{n}, x);
+      tensor<double> const y = c.on_tensor(t);
+      for (std::size_t i = 0; i < n; ++i) CHECK(same_number(y[i], c.on_number(x[i]), c.tolerance));
+
+      adx::tape_scope<V> scope;
+      tensor<V> const block(t), single = elementwise_variables(x);
+      tensor<V> const yb = c.on_vars(block), ys = c.on_vars(single);
+      V const lb = sum(yb * 1.5), ls = sum(ys * 1.5);
+      adx::backward(lb);  // a sweep zeroes every adjoint first: read each gradient after its own
+      tensor<double> const gb = adx::adjoints(block);
+      adx::backward(ls);
+      tensor<double> const gs = adx::adjoints(single);
+      for (std::size_t i = 0; i < n; ++i) {
+        CHECK(yb[i].val() == y[i]);  // the same lanes for numbers and variables
+        CHECK(same_number(ys[i].val(), c.on_number(x[i]), 0));
+        INFO(x[i], " lanes ", gb[i], " elements ", gs[i]);
+        CHECK(same_derivative(gb[i], gs[i]));
+      }
+    }
+  }
+}
+
+TEST_CASE("lanes: a fused sum or mean of an expression keeps the element loop's order and partials") {
+  for (std::size_t n : {1u, 3u, 4u, 6u, 17u, 1001u}) {
+    CAPTURE(n);
+    std::vector<double> const xa = values_in(n, -1, 1, 11), xb = values_in(n, -1, 1, 12), xc = values_in(n, -3, 3, 13),
+                              xd = values_in(n, 1, 2, 14);
+    tensor<double> const a(adx::shape{n}, xa), b(adx::shape{n}, xb), c(adx::shape{n}, xc), d(adx::shape{n}, xd);
+    // arithmetic only: the fused sum is the sum of the evaluated tensor, in the same order
+    CHECK(ulps(sum(a * b + c / d), sum(tensor<double>(a * b + c / d))) <= exact);
+
+    adx::tape_scope<V> scope;
+    V const s(0.75);  // one variable read by every element: its partials are summed
+    tensor<V> const va(a), vb(b), vc(c), vd(d);
+    tensor<V> const ea = elementwise_variables(xa), eb = elementwise_variables(xb), ec = elementwise_variables(xc),
+                    ed = elementwise_variables(xd);
+    auto program = [&](tensor<V> const& p, tensor<V> const& q, tensor<V> const& r, tensor<V> const& w) {
+      return sum(p * q + sin(r) / w - s * exp(p * 0.5)) + mean(sqrt(w) * tanh(q) + log1p(w) * s);
+    };
+    V const l = program(va, vb, vc, vd);
+    V const le = program(ea, eb, ec, ed);
+    CHECK(adx_test::close(l.val(), le.val(), 1e-14, 1e-14));
+    adx::backward(l);  // a sweep zeroes every adjoint first: read each gradient after its own
+    double const gs = s.adjoint();
+    std::vector<tensor<double>> g;
+    for (tensor<V> const* x : {&va, &vb, &vc, &vd}) g.push_back(adx::adjoints(*x));
+    adx::backward(le);
+    CHECK(adx_test::close(gs, s.adjoint(), 1e-13, 1e-13));
+    std::size_t k = 0;
+    for (tensor<V> const* x : {&ea, &eb, &ec, &ed}) {
+      tensor<double> const ge = adx::adjoints(*x);
+      for (std::size_t i = 0; i < n; ++i) {
+        INFO(k, " ", i, " lanes ", g[k][i], " elements ", ge[i]);
+        CHECK(same_derivative(g[k][i], ge[i]));
+      }
+      ++k;
+    }
+  }
+}
+
+TEST_CASE("lanes: edge cases give what the element loop gives (zeros, infinities, NaN, subnormals)") {
+  double const inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> const x{0.0, -0.0, inf, -inf, nan, 4.9e-324, -1.0, 1.0, 710.0, -750.0, 1e300};
+  tensor<double> const t(adx::shape{x.size()}, x);
+  for (unary_case const& c : unary_cases()) {
+    INFO(c.name);
+    tensor<double> const y = c.on_tensor(t);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      CAPTURE(x[i]);
+      double const want = c.on_number(x[i]);
+      // sin, cos and tan of 1e300 reduce a huge argument: both libraries are within 1 ulp
+      CHECK(same_number(y[i], want, c.tolerance));
+      if (want == 0) CHECK(std::signbit(y[i]) == std::signbit(want));
+    }
+    adx::tape_scope<V> scope;
+    tensor<V> const block(t), single = elementwise_variables(x);
+    adx::backward(sum(c.on_vars(block)));
+    tensor<double> const gb = adx::adjoints(block);
+    adx::backward(sum(c.on_vars(single)));
+    tensor<double> const gs = adx::adjoints(single);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      CAPTURE(x[i]);
+      CHECK(same_derivative(gb[i], gs[i]));
+    }
+  }
+  // the documented rules at their points: log'(0) = +inf, sqrt'(0) = +inf
+  adx::tape_scope<V> scope;
+  tensor<V> const z(tensor<double>{0.0, 0.0, 0.0});
+  adx::backward(sum(log(z) * 0 + sqrt(z)));
+  tensor<double> const gz = adx::adjoints(z);
+  CHECK(std::isnan(gz[0]));  // 0 * log'(0) = 0 * inf, plus sqrt'(0) = inf: NaN, as in torch
+  tensor<V> const u(tensor<double>{0.0, 4.0, 0.0, 1.0, 0.0});
+  adx::backward(sum(sqrt(u)));
+  tensor<double> const gu = adx::adjoints(u);
+  CHECK(gu[0] == inf);
+  CHECK(gu[1] == 0.25);
+  CHECK(gu[4] == inf);
+}
