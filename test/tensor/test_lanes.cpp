@@ -63,9 +63,10 @@ std::vector<double> values_in(std::size_t n, double lo, double hi, unsigned seed
 
 /// A tensor of vars whose elements are made one by one (not one block): its expressions run
 /// element by element, the reference for the lanes.
-tensor<V> elementwise_variables(std::vector<double> const& x) {
-  return tensor<V>::generate(adx::shape{x.size()}, [&](std::size_t i) { return V(x[i]); });
+tensor<V> elementwise_variables(std::vector<double> const& x, adx::shape const& sh) {
+  return tensor<V>::generate(sh, [&](std::size_t i) { return V(x[i]); });
 }
+tensor<V> elementwise_variables(std::vector<double> const& x) { return elementwise_variables(x, adx::shape{x.size()}); }
 
 struct unary_case {
   char const* name;
@@ -186,6 +187,39 @@ TEST_CASE("lanes: a fused sum or mean of an expression keeps the element loop's 
       }
       ++k;
     }
+  }
+}
+
+TEST_CASE("lanes: a row read by every row of the result (a bias) is read on lanes along each row") {
+  for (std::size_t cols : {1u, 2u, 3u, 5u, 8u, 11u}) {
+    CAPTURE(cols);
+    std::size_t const rows = 3;
+    std::vector<double> const xm = values_in(rows * cols, -2, 2, 21), xb = values_in(cols, -1, 1, 22);
+    tensor<double> const m(adx::shape{rows, cols}, xm), b(adx::shape{cols}, xb);
+    tensor<double> const y = tanh(m * 0.5 + b) + sin(b);
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t c = 0; c < cols; ++c) {
+        double const want = std::tanh(xm[r * cols + c] * 0.5 + xb[c]) + std::sin(xb[c]);
+        CHECK(same_number(y(r, c), want, 2 * transcendental));
+      }
+    CHECK(ulps(sum(m * b - b / 3), sum(tensor<double>(m * b - b / 3))) <= exact);
+
+    adx::tape_scope<V> scope;
+    tensor<V> const vm(m), vb(b);  // blocks: the bias is a block read row after row
+    tensor<V> const em = elementwise_variables(xm, adx::shape{rows, cols}), eb = elementwise_variables(xb);
+    auto program = [](tensor<V> const& p, tensor<V> const& q) {
+      tensor<V> const h = tanh(p * 0.5 + q);        // an elementwise node
+      return sum(h * q) + mean(exp(q * 0.25) * p);  // fused reductions
+    };
+    V const l = program(vm, vb);
+    V const le = program(em, eb);
+    CHECK(adx_test::close(l.val(), le.val(), 1e-14, 1e-14));
+    adx::backward(l);
+    tensor<double> const gm = adx::adjoints(vm), gb = adx::adjoints(vb);
+    adx::backward(le);
+    tensor<double> const gem = adx::adjoints(em), geb = adx::adjoints(eb);
+    for (std::size_t i = 0; i < rows * cols; ++i) CHECK(same_derivative(gm.data()[i], gem.data()[i]));
+    for (std::size_t c = 0; c < cols; ++c) CHECK(same_derivative(gb[c], geb[c]));
   }
 }
 

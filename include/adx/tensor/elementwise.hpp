@@ -766,6 +766,11 @@ inline void next_index(stride_array& idx, adx::shape const& sh) noexcept {
   }
 }
 
+/// The length of the rows a loop on lanes runs along: a row's for a read in rows, else all n.
+inline std::size_t lane_period(read_plan plan, std::size_t n) noexcept {
+  return plan.how == read_plan::mode::rows ? plan.period : n;
+}
+
 /// How expr (or one leaf) is read over the result's shape sh; bind(sh, plan) then prepares it.
 template <class E>
 read_plan read_plan_for(E const& expr, adx::shape const& sh) noexcept {
@@ -1003,9 +1008,10 @@ tensor<R> evaluate_recorded(E& expr, adx::shape const& sh, read_plan plan, tape<
   try {
     bool on_lanes = false;
     if constexpr (lane_ready<R, E>) {
-      if (blocks && plan.how == read_plan::mode::flat && lane_readable(expr)) {
+      if (blocks && plan.how != read_plan::mode::strided && lane_readable(expr)) {
         on_lanes = true;
-        record_on_lanes<R, typename node_type::template writer<element_expr::n_active>>(expr, partial, v, n);
+        record_on_lanes<R, typename node_type::template writer<element_expr::n_active>>(expr, partial, v, n,
+                                                                                        lane_period(plan, n));
       }
     }
     if (!on_lanes)
@@ -1050,8 +1056,9 @@ auto evaluate_elementwise(E& expr) {
       return evaluate_recorded<R>(expr, sh, plan, tp);
   } else {
     if constexpr (lane_ready<R, E>)
-      if (plan.how == read_plan::mode::flat)
-        return tensor<R>::fill(sh, [&](double* out) { fill_on_lanes(expr, out, sh.size()); });
+      if (plan.how != read_plan::mode::strided)
+        return tensor<R>::fill(sh,
+                               [&](double* out) { fill_on_lanes(expr, out, sh.size(), lane_period(plan, sh.size())); });
     return generate_elements<R>(expr, sh, plan, [](std::size_t, auto&& e) { return R(e); });
   }
 }

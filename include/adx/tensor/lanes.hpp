@@ -51,7 +51,7 @@ inline constexpr bool lane_ready<R, tensor_expr<Rule, Ops...>> = requires {
 }
 &&(lane_ready<R, Ops>&&...);
 
-/// Whether E's operands, bound to a flat read, can be read as lanes: a tensor of vars must be
+/// Whether E's operands, bound to a flat or row read, can be read as lanes: a tensor of vars must be
 /// kept as values (a block) or have one element.
 template <class S>
 bool lane_readable(tensor_leaf<S> const& l) noexcept {
@@ -97,25 +97,32 @@ ADX_ALWAYS_INLINE void store_lanes(lanes const& v, double* p, std::size_t count)
 
 // ---- values ------------------------------------------------------------------------------
 
-/// The values of elements i..i+count of a leaf or an expression (flat read).
+/// Where a loop on lanes is: elements i..i+count of the result, which are columns c..c+count of
+/// a row (read_plan::mode::rows; c = i for a flat read).
+struct lane_at {
+  std::size_t i, c, count;
+};
+
+/// The values at `at` of a leaf or an expression: a row operand (tensor_leaf::row) is read at
+/// the columns, the others at the elements.
 template <bool Full, class S>
-ADX_ALWAYS_INLINE lanes lane_value(tensor_leaf<S> const& l, std::size_t i, std::size_t count) noexcept {
+ADX_ALWAYS_INLINE lanes lane_value(tensor_leaf<S> const& l, lane_at at) noexcept {
+  std::size_t const k = l.row ? at.c : at.i;
   if constexpr (is_reverse_v<S>) {
-    if (l.kept.v) return l.single ? lanes(l.kept.v[0]) : load_lanes<Full>(l.kept.v + i, count);
+    if (l.kept.v) return l.single ? lanes(l.kept.v[0]) : load_lanes<Full>(l.kept.v + k, at.count);
     return lanes(l.e[0].val());  // one element (lane_readable)
   } else {
-    return l.single ? lanes(l.e[0]) : load_lanes<Full>(l.e + i, count);
+    return l.single ? lanes(l.e[0]) : load_lanes<Full>(l.e + k, at.count);
   }
 }
 template <bool Full, class X>
-ADX_ALWAYS_INLINE lanes lane_value(scalar_leaf<X> const& l, std::size_t, std::size_t) noexcept {
+ADX_ALWAYS_INLINE lanes lane_value(scalar_leaf<X> const& l, lane_at) noexcept {
   return lanes(static_cast<double>(value_of(l.v)));
 }
 template <bool Full, class Rule, class... Ops>
-ADX_ALWAYS_INLINE lanes lane_value(tensor_expr<Rule, Ops...> const& e, std::size_t i, std::size_t count) {
-  return e.with_operands([&](auto const&... op) ADX_INLINE_LAMBDA {
-    return evaluate_rule<Rule, lanes>(lane_value<Full>(op, i, count)...);
-  });
+ADX_ALWAYS_INLINE lanes lane_value(tensor_expr<Rule, Ops...> const& e, lane_at at) {
+  return e.with_operands([&](auto const&... op)
+                             ADX_INLINE_LAMBDA { return evaluate_rule<Rule, lanes>(lane_value<Full>(op, at)...); });
 }
 
 // ---- values and partials: the element expression on lanes ------------------------------
@@ -204,26 +211,26 @@ ADX_ALWAYS_INLINE auto make_lane_node(A const& a, B const& b) {
   return lane_node2<Rule, A, B>(a, b);
 }
 
-/// The element expression of elements i..i+count on lanes, R the element type: a tensor of R
+/// The element expression at `at` on lanes, R the element type: a tensor of R
 /// or an R is active, anything else constant.
 template <class R, bool Full, class S>
-ADX_ALWAYS_INLINE auto lane_tree(tensor_leaf<S> const& l, std::size_t i, std::size_t count) {
+ADX_ALWAYS_INLINE auto lane_tree(tensor_leaf<S> const& l, lane_at at) {
   if constexpr (std::is_same_v<S, R> && is_reverse_v<R>)
-    return lane_variable{lane_value<Full>(l, i, count)};
+    return lane_variable{lane_value<Full>(l, at)};
   else
-    return lane_constant{lane_value<Full>(l, i, count)};
+    return lane_constant{lane_value<Full>(l, at)};
 }
 template <class R, bool Full, class X>
-ADX_ALWAYS_INLINE auto lane_tree(scalar_leaf<X> const& l, std::size_t i, std::size_t count) {
+ADX_ALWAYS_INLINE auto lane_tree(scalar_leaf<X> const& l, lane_at at) {
   if constexpr (std::is_same_v<X, R> && is_reverse_v<R>)
-    return lane_variable{lane_value<Full>(l, i, count)};
+    return lane_variable{lane_value<Full>(l, at)};
   else
-    return lane_constant{lane_value<Full>(l, i, count)};
+    return lane_constant{lane_value<Full>(l, at)};
 }
 template <class R, bool Full, class Rule, class... Ops>
-ADX_ALWAYS_INLINE auto lane_tree(tensor_expr<Rule, Ops...> const& e, std::size_t i, std::size_t count) {
+ADX_ALWAYS_INLINE auto lane_tree(tensor_expr<Rule, Ops...> const& e, lane_at at) {
   return e.with_operands([&](auto const&... op)
-                             ADX_INLINE_LAMBDA { return make_lane_node<Rule>(lane_tree<R, Full>(op, i, count)...); });
+                             ADX_INLINE_LAMBDA { return make_lane_node<Rule>(lane_tree<R, Full>(op, at)...); });
 }
 
 /// Receives the partials of elements i..i+count from a lane tree's push, for an
@@ -247,64 +254,67 @@ struct lane_writer {
   }
 };
 
-/// Calls f(std::bool_constant<Full>, i, count) for i = 0, lane_width, ... over n elements:
-/// full lanes, then the last count < lane_width elements, if any.
+/// Calls f(std::bool_constant<Full>, lane_at) over n elements in rows of `period` (n for a flat
+/// read): full lanes along each row, then its last count < lane_width elements, if any.
 template <class F>
-ADX_ALWAYS_INLINE void for_each_lanes(std::size_t n, F&& f) {
-  std::size_t i = 0;
-  for (; i + lane_width <= n; i += lane_width) f(std::true_type{}, i, lane_width);
-  if (i < n) f(std::false_type{}, i, n - i);
+ADX_ALWAYS_INLINE void for_each_lanes(std::size_t n, std::size_t period, F&& f) {
+  for (std::size_t r = 0; r < n; r += period) {
+    std::size_t c = 0;
+    for (; c + lane_width <= period; c += lane_width) f(std::true_type{}, lane_at{r + c, c, lane_width});
+    if (c < period) f(std::false_type{}, lane_at{r + c, c, period - c});
+  }
 }
 
 // ---- the loops -------------------------------------------------------------------------------
+// Each takes the read plan's period: the length of a row (read_plan::mode::rows), or n (flat).
 
 /// An elementwise node's forward pass (evaluate_recorded): each element's value into v, its
 /// stored operands' partials into partial (the node's Writer slots).
 template <class R, class Writer, class E>
-void record_on_lanes(E const& expr, double* partial, double* v, std::size_t n) {
-  for_each_lanes(n, [&](auto full, std::size_t i, std::size_t count) ADX_INLINE_LAMBDA {
+void record_on_lanes(E const& expr, double* partial, double* v, std::size_t n, std::size_t period) {
+  for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
     constexpr bool Full = decltype(full)::value;
-    auto const e = lane_tree<R, Full>(expr, i, count);
-    lane_writer<Writer, Full> w{partial, n, i, count};
+    auto const e = lane_tree<R, Full>(expr, at);
+    lane_writer<Writer, Full> w{partial, n, at.i, at.count};
     e.push(w);
-    store_lanes<Full>(e.val(), v + i, count);
+    store_lanes<Full>(e.val(), v + at.i, at.count);
   });
 }
 /// A reduced elementwise node's forward pass (reduce_expression): partials as record_on_lanes,
 /// summed operands' partials added to sums; returns s plus the elements' values.
 template <class R, class Writer, class E>
-double reduce_on_lanes(E const& expr, double* partial, std::size_t n, std::array<double, Writer::n_summed>& sums,
-                       double s) {
+double reduce_on_lanes(E const& expr, double* partial, std::size_t n, std::size_t period,
+                       std::array<double, Writer::n_summed>& sums, double s) {
   auto local = sums;  // in registers through the loop
-  for_each_lanes(n, [&](auto full, std::size_t i, std::size_t count) ADX_INLINE_LAMBDA {
+  for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
     constexpr bool Full = decltype(full)::value;
-    auto const e = lane_tree<R, Full>(expr, i, count);
-    lane_writer<Writer, Full> w{partial, n, i, count, local};
+    auto const e = lane_tree<R, Full>(expr, at);
+    lane_writer<Writer, Full> w{partial, n, at.i, at.count, local};
     e.push(w);
     local = w.sum;
     alignas(32) double val[lane_width];
     e.val().store(val);
-    for (std::size_t k = 0; k < (Full ? lane_width : count); ++k) s = s + val[k];
+    for (std::size_t k = 0; k < (Full ? lane_width : at.count); ++k) s = s + val[k];
   });
   sums = local;
   return s;
 }
 /// The values of a tensor<double> expression into out[0..n).
 template <class E>
-void fill_on_lanes(E const& expr, double* out, std::size_t n) {
-  for_each_lanes(n, [&](auto full, std::size_t i, std::size_t count) ADX_INLINE_LAMBDA {
+void fill_on_lanes(E const& expr, double* out, std::size_t n, std::size_t period) {
+  for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
     constexpr bool Full = decltype(full)::value;
-    store_lanes<Full>(lane_value<Full>(expr, i, count), out + i, count);
+    store_lanes<Full>(lane_value<Full>(expr, at), out + at.i, at.count);
   });
 }
 /// s plus the values of a tensor<double> expression's n elements, one after the other.
 template <class E>
-double sum_on_lanes(E const& expr, std::size_t n, double s) {
-  for_each_lanes(n, [&](auto full, std::size_t i, std::size_t count) ADX_INLINE_LAMBDA {
+double sum_on_lanes(E const& expr, std::size_t n, std::size_t period, double s) {
+  for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
     constexpr bool Full = decltype(full)::value;
     alignas(32) double val[lane_width];
-    lane_value<Full>(expr, i, count).store(val);
-    for (std::size_t k = 0; k < (Full ? lane_width : count); ++k) s = s + val[k];
+    lane_value<Full>(expr, at).store(val);
+    for (std::size_t k = 0; k < (Full ? lane_width : at.count); ++k) s = s + val[k];
   });
   return s;
 }
@@ -313,13 +323,13 @@ double sum_on_lanes(E const& expr, std::size_t n, double s) {
 template <class E>
 bool lane_readable(E const&) noexcept;
 template <class R, class Writer, class E>
-void record_on_lanes(E const& expr, double* partial, double* v, std::size_t n);
+void record_on_lanes(E const& expr, double* partial, double* v, std::size_t n, std::size_t period);
 template <class R, class Writer, class E, class Sums>
-double reduce_on_lanes(E const& expr, double* partial, std::size_t n, Sums& sums, double s);
+double reduce_on_lanes(E const& expr, double* partial, std::size_t n, std::size_t period, Sums& sums, double s);
 template <class E>
-void fill_on_lanes(E const& expr, double* out, std::size_t n);
+void fill_on_lanes(E const& expr, double* out, std::size_t n, std::size_t period);
 template <class E>
-double sum_on_lanes(E const& expr, std::size_t n, double s);
+double sum_on_lanes(E const& expr, std::size_t n, std::size_t period, double s);
 #endif
 
 }  // namespace detail

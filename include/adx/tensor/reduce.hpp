@@ -422,9 +422,9 @@ auto reduce_expression(E expr) {
     try {
       bool on_lanes = false;
       if constexpr (lane_ready<R, E>) {
-        if (blocks && plan.how == read_plan::mode::flat && lane_readable(expr)) {
+        if (blocks && plan.how != read_plan::mode::strided && lane_readable(expr)) {
           on_lanes = true;
-          s = reduce_on_lanes<R, writer>(expr, partial, n, sums, s);
+          s = reduce_on_lanes<R, writer>(expr, partial, n, lane_period(plan, n), sums, s);
         }
       }
       if (!on_lanes)
@@ -454,8 +454,8 @@ auto reduce_expression(E expr) {
   } else {
     R s = constant<R>(0);
     if constexpr (lane_ready<R, E>) {
-      if (plan.how == read_plan::mode::flat) {
-        s = sum_on_lanes(expr, n, s);
+      if (plan.how != read_plan::mode::strided) {
+        s = sum_on_lanes(expr, n, lane_period(plan, n), s);
         return finish(s);
       }
     }
