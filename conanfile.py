@@ -77,6 +77,8 @@ class AdxConan(ConanFile):
         with_blas = bool(self.options.with_blas)
         with_sleef = bool(self.options.with_sleef)
         self.cpp_info.defines = [f"ADX_WITH_BLAS={int(with_blas)}", f"ADX_WITH_SLEEF={int(with_sleef)}"]
+        if with_sleef:  # for consumers that do not read the CMake build module (pkg-config)
+            self.cpp_info.system_libs = ["sleef"]
         modules = (["adxConanBoost.cmake"] + (["adxConanCBLAS.cmake"] if with_blas else []) +
                    (["adxConanSLEEF.cmake"] if with_sleef else []))
         self.cpp_info.set_property("cmake_build_modules",

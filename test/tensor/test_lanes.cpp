@@ -142,7 +142,16 @@ TEST_CASE("lanes: every function with a lane form gives the element-by-element v
       tensor<double> const gb = adx::adjoints(block);
       adx::backward(ls);
       tensor<double> const gs = adx::adjoints(single);
+      tensor<V> ynb;
+      double sb = 0;
+      {
+        adx::no_grad off;  // not recorded: the same values
+        ynb = c.on_vars(block);
+        sb = sum(c.on_vars(block) * 1.5).val();
+      }
+      CHECK(sb == lb.val());
       for (std::size_t i = 0; i < n; ++i) {
+        CHECK(ynb[i].val() == y[i]);
         CHECK(yb[i].val() == y[i]);  // the same lanes for numbers and variables
         CHECK(same_number(ys[i].val(), c.on_number(x[i]), 0));
         INFO(x[i], " lanes ", gb[i], " elements ", gs[i]);

@@ -34,7 +34,17 @@
 #include <immintrin.h>
 #include <sleef.h>
 
+// Everything of a width lives in an inline namespace named after it: a program whose files are
+// compiled for different widths (some with -mavx2) then has two sets of functions with different
+// names, not one name with two definitions (the linker would keep one of them for every file).
+#if defined(__AVX2__) && defined(__FMA__)
+#define ADX_LANES_NAMESPACE lanes_avx2
+#else
+#define ADX_LANES_NAMESPACE lanes_sse2
+#endif
+
 namespace adx::detail {
+inline namespace ADX_LANES_NAMESPACE {
 
 #if defined(__AVX2__) && defined(__FMA__)
 inline constexpr std::size_t lane_width = 4;
@@ -112,6 +122,8 @@ inline lanes cos(lanes a) noexcept { return lanes(ADX_SLEEF(sincos)(a.r).y); }
 
 #undef ADX_LANE_OP
 #undef ADX_SLEEF
+
+}  // namespace ADX_LANES_NAMESPACE
 
 template <>
 inline constexpr bool is_lanes<lanes> = true;

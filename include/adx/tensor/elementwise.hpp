@@ -1048,8 +1048,16 @@ auto evaluate_elementwise(E& expr) {
   if constexpr (is_reverse_v<R>) {
     using T = value_type_t<R>;
     auto& tp = tape<T>::current();
-    if (sh.size() == 0 || !grad_enabled())
+    if (sh.size() == 0 || !grad_enabled()) {
+      if constexpr (lane_ready<R, E>) {  // the values the recorded loop would give
+        if (plan.how != read_plan::mode::strided && lane_readable(expr)) {
+          auto const v = std::make_unique_for_overwrite<T[]>(sh.size());
+          fill_on_lanes(expr, v.get(), sh.size(), lane_period(plan, sh.size()));
+          return tensor<R>::generate(sh, [&](std::size_t i) { return R::constant(v[i]); });
+        }
+      }
       return generate_elements<R>(expr, sh, plan, [](std::size_t, auto const& e) { return R::constant(e.val()); });
+    }
     if constexpr (std::is_arithmetic_v<T> && linear_in<R, E>::value)
       return evaluate_linear<R>(expr, sh, plan, tp);
     else

@@ -32,7 +32,8 @@ struct scalar_leaf;
 
 /// Whether the tensor expression (or leaf) E, whose elements are of type R, can run on lanes:
 /// R is double or var<double>, every rule has a lane form (`lanes = true`), and every operand
-/// is a tensor of double or of R, a plain number or an R.
+/// is a tensor of double or of R, a plain number (not a long double, which the element loop
+/// would compute in) or an R.
 template <class R, class E>
 inline constexpr bool lane_ready = false;
 
@@ -44,12 +45,15 @@ inline constexpr bool lane_ready<R, tensor_leaf<S>> = lane_result<R> &&
                                                       (std::is_same_v<S, double> || std::is_same_v<S, R>);
 template <class R, class X>
 inline constexpr bool lane_ready<R, scalar_leaf<X>> = lane_result<R> &&
-                                                      (std::is_arithmetic_v<X> || std::is_same_v<X, R>);
+                                                      ((std::is_arithmetic_v<X> && !std::is_same_v<X, long double>) ||
+                                                       std::is_same_v<X, R>);
 template <class R, class Rule, class... Ops>
 inline constexpr bool lane_ready<R, tensor_expr<Rule, Ops...>> = requires {
   requires Rule::lanes;
 }
 &&(lane_ready<R, Ops>&&...);
+
+inline namespace ADX_LANES_NAMESPACE {  // see core/simd.hpp
 
 /// Whether E's operands, bound to a flat or row read, can be read as lanes: a tensor of vars must be
 /// kept as values (a block) or have one element.
@@ -318,6 +322,7 @@ double sum_on_lanes(E const& expr, std::size_t n, std::size_t period, double s) 
   });
   return s;
 }
+}  // namespace ADX_LANES_NAMESPACE
 #else
 // Never called without lanes (lane_ready is false): declared for the discarded branches.
 template <class E>

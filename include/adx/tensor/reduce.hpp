@@ -364,7 +364,14 @@ auto reduce_expression(E expr) {
     auto& tp = tape<T>::current();
     T s = constant<T>(0);
     if (!grad_enabled()) {
-      visit_elements(expr, sh, plan, [&](std::size_t, auto const& e) { s = s + e.val(); });
+      bool on_lanes = false;
+      if constexpr (lane_ready<R, E>) {  // the values the recorded loop would give
+        if (plan.how != read_plan::mode::strided && lane_readable(expr)) {
+          on_lanes = true;
+          s = sum_on_lanes(expr, n, lane_period(plan, n), s);
+        }
+      }
+      if (!on_lanes) visit_elements(expr, sh, plan, [&](std::size_t, auto const& e) { s = s + e.val(); });
       return R::constant(finish(s));
     }
     using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
