@@ -766,8 +766,10 @@ inline void next_index(stride_array& idx, adx::shape const& sh) noexcept {
   }
 }
 
-/// The length of the rows a loop on lanes runs along: a row's for a read in rows, else all n.
+/// The length of the rows a loop on lanes runs along (tensor/lanes.hpp): a row's for a read
+/// in rows, all n for a flat read, and 0 (no lanes) for a strided one.
 inline std::size_t lane_period(read_plan plan, std::size_t n) noexcept {
+  if (plan.how == read_plan::mode::strided) return 0;
   return plan.how == read_plan::mode::rows ? plan.period : n;
 }
 
@@ -1006,18 +1008,11 @@ tensor<R> evaluate_recorded(E& expr, adx::shape const& sh, read_plan plan, tape<
   auto& node = *nd;  // the node does not move once the tape owns it
   block->first = tp.record_node(std::move(nd), n, describe_expression<E>());
   try {
-    bool on_lanes = false;
-    if constexpr (lane_ready<R, E>) {
-      if (blocks && plan.how != read_plan::mode::strided && lane_readable(expr)) {
-        on_lanes = true;
-        record_on_lanes<R, typename node_type::template writer<element_expr::n_active>>(expr, partial, v, n,
-                                                                                        lane_period(plan, n));
-      }
-    }
-    if (!on_lanes)
+    using writer = typename node_type::template writer<element_expr::n_active>;
+    if (!(blocks && record_on_lanes<R, writer>(expr, lane_period(plan, n), partial, v, n)))
       visit_elements(expr, sh, plan, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
         // a writer per element, whose address never escapes: it stays in registers
-        typename node_type::template writer<element_expr::n_active> w{index, partial, n, i, ep};
+        writer w{index, partial, n, i, ep};
         e.push(w);
         any_index |= w.any_index;
         stray_epoch |= w.stray_epoch;
@@ -1049,12 +1044,11 @@ auto evaluate_elementwise(E& expr) {
     using T = value_type_t<R>;
     auto& tp = tape<T>::current();
     if (sh.size() == 0 || !grad_enabled()) {
-      if constexpr (lane_ready<R, E>) {  // the values the recorded loop would give
-        if (plan.how != read_plan::mode::strided && lane_readable(expr)) {
-          auto const v = std::make_unique_for_overwrite<T[]>(sh.size());
-          fill_on_lanes(expr, v.get(), sh.size(), lane_period(plan, sh.size()));
-          return tensor<R>::generate(sh, [&](std::size_t i) { return R::constant(v[i]); });
-        }
+      std::size_t const period = lane_period(plan, sh.size());
+      if (runs_on_lanes<R>(expr, period)) {  // the values the recorded loop would give
+        auto const v = std::make_unique_for_overwrite<T[]>(sh.size());
+        fill_on_lanes<R>(expr, period, v.get(), sh.size());
+        return tensor<R>::generate(sh, [&](std::size_t i) { return R::constant(v[i]); });
       }
       return generate_elements<R>(expr, sh, plan, [](std::size_t, auto const& e) { return R::constant(e.val()); });
     }
@@ -1063,10 +1057,11 @@ auto evaluate_elementwise(E& expr) {
     else
       return evaluate_recorded<R>(expr, sh, plan, tp);
   } else {
-    if constexpr (lane_ready<R, E>)
-      if (plan.how != read_plan::mode::strided)
-        return tensor<R>::fill(sh,
-                               [&](double* out) { fill_on_lanes(expr, out, sh.size(), lane_period(plan, sh.size())); });
+    if constexpr (lane_ready<R, E>) {  // R is double: a buffer of numbers
+      std::size_t const period = lane_period(plan, sh.size());
+      if (runs_on_lanes<R>(expr, period))
+        return tensor<R>::fill(sh, [&](R* out) { fill_on_lanes<R>(expr, period, out, sh.size()); });
+    }
     return generate_elements<R>(expr, sh, plan, [](std::size_t, auto&& e) { return R(e); });
   }
 }

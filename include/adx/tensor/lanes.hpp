@@ -52,8 +52,7 @@ inline constexpr bool lane_ready<R, tensor_expr<Rule, Ops...>> = requires {
   requires Rule::lanes;
 }
 &&(lane_ready<R, Ops>&&...);
-
-inline namespace ADX_LANES_NAMESPACE {  // see core/simd.hpp
+#endif
 
 /// Whether E's operands, bound to a flat or row read, can be read as lanes: a tensor of vars must be
 /// kept as values (a block) or have one element.
@@ -72,6 +71,20 @@ template <class Rule, class... Ops>
 bool lane_readable(tensor_expr<Rule, Ops...> const& e) noexcept {
   return e.with_operands([](auto const&... op) { return (lane_readable(op) && ...); });
 }
+
+/// Whether the loops below run E on lanes for elements of type R: its types allow it
+/// (lane_ready), it is read flat or in rows (`period`, the length of a row or all n; 0 for a
+/// strided read, or no elements) and its operands can be read as lanes (lane_readable).
+template <class R, class E>
+bool runs_on_lanes(E const& expr, std::size_t period) noexcept {
+  if constexpr (lane_ready<R, E>)
+    return period != 0 && lane_readable(expr);
+  else
+    return (void)expr, (void)period, false;
+}
+
+#if ADX_LANES
+inline namespace ADX_LANES_NAMESPACE {  // see core/simd.hpp
 
 /// Lanes from p[0..count): all of them if Full, else count < lane_width of them and the rest
 /// repeat p[0] (computed, never used).
@@ -270,71 +283,100 @@ ADX_ALWAYS_INLINE void for_each_lanes(std::size_t n, std::size_t period, F&& f) 
 }
 
 // ---- the loops -------------------------------------------------------------------------------
-// Each takes the read plan's period: the length of a row (read_plan::mode::rows), or n (flat).
+// Each runs when runs_on_lanes says so and returns whether it ran (the caller then runs the
+// element loop instead); without lanes they are stubs that return false.
 
 /// An elementwise node's forward pass (evaluate_recorded): each element's value into v, its
 /// stored operands' partials into partial (the node's Writer slots).
-template <class R, class Writer, class E>
-void record_on_lanes(E const& expr, double* partial, double* v, std::size_t n, std::size_t period) {
-  for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
-    constexpr bool Full = decltype(full)::value;
-    auto const e = lane_tree<R, Full>(expr, at);
-    lane_writer<Writer, Full> w{partial, n, at.i, at.count};
-    e.push(w);
-    store_lanes<Full>(e.val(), v + at.i, at.count);
-  });
+template <class R, class Writer, class E, class T>
+bool record_on_lanes(E const& expr, std::size_t period, T* partial, T* v, std::size_t n) {
+  if constexpr (lane_ready<R, E>) {
+    if (!runs_on_lanes<R>(expr, period)) return false;
+    for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
+      constexpr bool Full = decltype(full)::value;
+      auto const e = lane_tree<R, Full>(expr, at);
+      lane_writer<Writer, Full> w{partial, n, at.i, at.count};
+      e.push(w);
+      store_lanes<Full>(e.val(), v + at.i, at.count);
+    });
+    return true;
+  } else {
+    return (void)expr, (void)period, (void)partial, (void)v, (void)n, false;
+  }
 }
 /// A reduced elementwise node's forward pass (reduce_expression): partials as record_on_lanes,
-/// summed operands' partials added to sums; returns s plus the elements' values.
-template <class R, class Writer, class E>
-double reduce_on_lanes(E const& expr, double* partial, std::size_t n, std::size_t period,
-                       std::array<double, Writer::n_summed>& sums, double s) {
-  auto local = sums;  // in registers through the loop
-  for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
-    constexpr bool Full = decltype(full)::value;
-    auto const e = lane_tree<R, Full>(expr, at);
-    lane_writer<Writer, Full> w{partial, n, at.i, at.count, local};
-    e.push(w);
-    local = w.sum;
-    alignas(32) double val[lane_width];
-    e.val().store(val);
-    for (std::size_t k = 0; k < (Full ? lane_width : at.count); ++k) s = s + val[k];
-  });
-  sums = local;
-  return s;
+/// summed operands' partials added to sums, the elements' values added to s.
+template <class R, class Writer, class E, class T, class Sums>
+bool reduce_on_lanes(E const& expr, std::size_t period, T* partial, std::size_t n, Sums& sums, T& s) {
+  if constexpr (lane_ready<R, E>) {
+    if (!runs_on_lanes<R>(expr, period)) return false;
+    auto local = sums;  // in registers through the loop
+    T acc = s;
+    for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
+      constexpr bool Full = decltype(full)::value;
+      auto const e = lane_tree<R, Full>(expr, at);
+      lane_writer<Writer, Full> w{partial, n, at.i, at.count, local};
+      e.push(w);
+      local = w.sum;
+      alignas(32) double val[lane_width];
+      e.val().store(val);
+      for (std::size_t k = 0; k < (Full ? lane_width : at.count); ++k) acc = acc + val[k];
+    });
+    sums = local;
+    s = acc;
+    return true;
+  } else {
+    return (void)expr, (void)period, (void)partial, (void)n, (void)sums, (void)s, false;
+  }
 }
-/// The values of a tensor<double> expression into out[0..n).
-template <class E>
-void fill_on_lanes(E const& expr, double* out, std::size_t n, std::size_t period) {
-  for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
-    constexpr bool Full = decltype(full)::value;
-    store_lanes<Full>(lane_value<Full>(expr, at), out + at.i, at.count);
-  });
+/// The values of the n elements of an expression into out (the caller has asked
+/// runs_on_lanes: it allocates out only then).
+template <class R, class E, class T>
+void fill_on_lanes(E const& expr, std::size_t period, T* out, std::size_t n) {
+  if constexpr (lane_ready<R, E>) {
+    for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
+      constexpr bool Full = decltype(full)::value;
+      store_lanes<Full>(lane_value<Full>(expr, at), out + at.i, at.count);
+    });
+  } else {
+    (void)expr, (void)period, (void)out, (void)n;
+  }
 }
-/// s plus the values of a tensor<double> expression's n elements, one after the other.
-template <class E>
-double sum_on_lanes(E const& expr, std::size_t n, std::size_t period, double s) {
-  for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
-    constexpr bool Full = decltype(full)::value;
-    alignas(32) double val[lane_width];
-    lane_value<Full>(expr, at).store(val);
-    for (std::size_t k = 0; k < (Full ? lane_width : at.count); ++k) s = s + val[k];
-  });
-  return s;
+/// Adds the values of an expression's n elements to s, one after the other.
+template <class R, class E, class T>
+bool sum_on_lanes(E const& expr, std::size_t period, std::size_t n, T& s) {
+  if constexpr (lane_ready<R, E>) {
+    if (!runs_on_lanes<R>(expr, period)) return false;
+    T acc = s;
+    for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
+      constexpr bool Full = decltype(full)::value;
+      alignas(32) double val[lane_width];
+      lane_value<Full>(expr, at).store(val);
+      for (std::size_t k = 0; k < (Full ? lane_width : at.count); ++k) acc = acc + val[k];
+    });
+    s = acc;
+    return true;
+  } else {
+    return (void)expr, (void)period, (void)n, (void)s, false;
+  }
 }
 }  // namespace ADX_LANES_NAMESPACE
 #else
-// Never called without lanes (lane_ready is false): declared for the discarded branches.
-template <class E>
-bool lane_readable(E const&) noexcept;
-template <class R, class Writer, class E>
-void record_on_lanes(E const& expr, double* partial, double* v, std::size_t n, std::size_t period);
-template <class R, class Writer, class E, class Sums>
-double reduce_on_lanes(E const& expr, double* partial, std::size_t n, std::size_t period, Sums& sums, double s);
-template <class E>
-void fill_on_lanes(E const& expr, double* out, std::size_t n, std::size_t period);
-template <class E>
-double sum_on_lanes(E const& expr, std::size_t n, std::size_t period, double s);
+// Without lanes (runs_on_lanes is always false) the loops never run.
+template <class R, class Writer, class E, class T>
+bool record_on_lanes(E const&, std::size_t, T*, T*, std::size_t) {
+  return false;
+}
+template <class R, class Writer, class E, class T, class Sums>
+bool reduce_on_lanes(E const&, std::size_t, T*, std::size_t, Sums&, T&) {
+  return false;
+}
+template <class R, class E, class T>
+void fill_on_lanes(E const&, std::size_t, T*, std::size_t) {}
+template <class R, class E, class T>
+bool sum_on_lanes(E const&, std::size_t, std::size_t, T&) {
+  return false;
+}
 #endif
 
 }  // namespace detail

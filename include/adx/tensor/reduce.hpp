@@ -364,14 +364,9 @@ auto reduce_expression(E expr) {
     auto& tp = tape<T>::current();
     T s = constant<T>(0);
     if (!grad_enabled()) {
-      bool on_lanes = false;
-      if constexpr (lane_ready<R, E>) {  // the values the recorded loop would give
-        if (plan.how != read_plan::mode::strided && lane_readable(expr)) {
-          on_lanes = true;
-          s = sum_on_lanes(expr, n, lane_period(plan, n), s);
-        }
-      }
-      if (!on_lanes) visit_elements(expr, sh, plan, [&](std::size_t, auto const& e) { s = s + e.val(); });
+      // on lanes where the recorded loop would run on them: the same values
+      if (!sum_on_lanes<R>(expr, lane_period(plan, n), n, s))
+        visit_elements(expr, sh, plan, [&](std::size_t, auto const& e) { s = s + e.val(); });
       return R::constant(finish(s));
     }
     using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
@@ -427,14 +422,7 @@ auto reduce_expression(E expr) {
       for_each_scalar_operand<R>(expr, note);
     }
     try {
-      bool on_lanes = false;
-      if constexpr (lane_ready<R, E>) {
-        if (blocks && plan.how != read_plan::mode::strided && lane_readable(expr)) {
-          on_lanes = true;
-          s = reduce_on_lanes<R, writer>(expr, partial, n, lane_period(plan, n), sums, s);
-        }
-      }
-      if (!on_lanes)
+      if (!(blocks && reduce_on_lanes<R, writer>(expr, lane_period(plan, n), partial, n, sums, s)))
         visit_elements(expr, sh, plan, [&](std::size_t i, auto const& e) ADX_INLINE_LAMBDA {
           writer w{index, partial, n, i, ep, sums};
           e.push(w);
@@ -460,13 +448,8 @@ auto reduce_expression(E expr) {
     return R::recorded(finish(s), first, ep);
   } else {
     R s = constant<R>(0);
-    if constexpr (lane_ready<R, E>) {
-      if (plan.how != read_plan::mode::strided) {
-        s = sum_on_lanes(expr, n, lane_period(plan, n), s);
-        return finish(s);
-      }
-    }
-    visit_elements(expr, sh, plan, [&](std::size_t, auto const& e) { s = s + R(e); });
+    if (!sum_on_lanes<R>(expr, lane_period(plan, n), n, s))
+      visit_elements(expr, sh, plan, [&](std::size_t, auto const& e) { s = s + R(e); });
     return finish(s);
   }
 }
