@@ -123,6 +123,7 @@ int main(int argc, char** argv) {
 
   register_hand();
   register_adx();
+  register_adx_forms();
 #ifdef ADX_BENCH_HAVE_TORCH
   register_torch();
 #endif

@@ -79,8 +79,9 @@ void for_each_tensor_form(F&& f) {
   f(instance<advection>());
 }
 
-void register_hand();  // hand (and double for the tensor forms)
-void register_adx();   // adx (tensor<var<double>>), adx_tensor / adx_reverse for the tensor forms
+void register_hand();       // hand (and double for the tensor forms)
+void register_adx();        // adx (tensor<var<double>>): mlp, matmul_grad, elementwise
+void register_adx_forms();  // adx_tensor / adx_reverse for the tensor forms
 #ifdef ADX_BENCH_HAVE_TORCH
 void register_torch();
 #endif
