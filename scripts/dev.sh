@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # adx developer entry point. On a fresh Debian machine it installs what is missing, then:
 #   scripts/dev.sh demo        build and run the demo (the seed examples)
-#   scripts/dev.sh test        build and run the whole test suite (Release, g++)
-#   scripts/dev.sh sanitize    the suite with clang++ under AddressSanitizer + UndefinedBehaviorSanitizer,
-#                              then libFuzzer on random programs for ADX_FUZZ_SECONDS (default 60)
+#   scripts/dev.sh test        build and run the whole test suite: clang++ under AddressSanitizer +
+#                              UndefinedBehaviorSanitizer, every source also checked by g++, and
+#                              libFuzzer on random programs for ADX_FUZZ_SECONDS (default 30) (build-test)
+#   scripts/dev.sh gcc         build and run the test suite with g++ -Og, no sanitizers (build-gcc)
 #   scripts/dev.sh bench       build the scalar benchmarks and write benchmarks/results/scalar.*
 #   scripts/dev.sh bench-tensor  build tensor_bench and write benchmarks/results/tensor.*
 #                              (ADX_BENCH_TORCH=1 also installs LibTorch, libtorch-dev)
-#   scripts/dev.sh clang       build and run the test suite with clang++ (at -O1, for build time)
 #   scripts/dev.sh format      check the C++ sources' formatting with clang-format (changes nothing)
 #   scripts/dev.sh bench-check build the benchmarks with every peer and run them once, briefly
 #   scripts/dev.sh fuzz        build the libFuzzer target (clang++, ASan + UBSan, build-fuzz) and
@@ -51,49 +51,55 @@ case "${1:-}" in
     ./build/src/adx_demo
     ;;
   test)
-    install_missing
-    configure_build build -DADX_BUILD_BENCHMARKS=OFF
-    (cd build && ctest --output-on-failure -j "$jobs")
-    ;;
-  sanitize)
-    # clang++ with AddressSanitizer + UndefinedBehaviorSanitizer (-Werror on our targets): the
-    # whole suite, the compile-fail cases with clang++, and the libFuzzer target built in the
-    # same tree and run for ADX_FUZZ_SECONDS (default 60; 0 skips it). One clang build serves the
-    # "clang++" and "sanitizers" checks of CI. -O0: the nested test instantiations compile 2.7x
-    # faster than at -O1 and in a third of the memory; at -O0 adx forces nothing inline
-    # (ADX_FORCE_INLINE, config.hpp), which took this step from 311 to 225 s. Every UBSan check
+    # The suite, built once: clang++ with AddressSanitizer + UndefinedBehaviorSanitizer, -Werror,
+    # and g++ reading every test source and public header with -fsyntax-only (ADX_CHECK_COMPILER),
+    # so that both compilers must accept all of it; then ctest (the suite, the compile-fail cases
+    # with both compilers, the demo's seed outputs) beside libFuzzer on random programs for
+    # ADX_FUZZ_SECONDS (default 30; 0 skips it). One full build instead of a g++ one and a
+    # sanitizer one: test_functional.cpp takes 50 s at g++ -Og, 37 s with clang and the
+    # sanitizers, 15 s with g++ -fsyntax-only (session 20). `scripts/dev.sh gcc` still builds and
+    # runs the suite with g++ -Og.
+    # -O0: the nested test instantiations compile 2.7x faster than at -O1 and in a third of the
+    # memory; at -O0 adx forces nothing inline (ADX_FORCE_INLINE, config.hpp). Every UBSan check
     # but `function` (calls through a function pointer cast to another type, which adx never
     # makes): it emits type information for every function and cost 14 % of this build
-    # (measured on test_reference: 62 -> 54 s).
-    # -g1 (line tables): the reports' stack traces keep their files and lines, and the build
-    # takes 7 % less than with full debug information (test_functional: 37.9 -> 35.4 s user).
+    # (measured on test_reference: 62 -> 54 s). -g1 (line tables): the reports' stack traces keep
+    # their files and lines, and the build takes 7 % less than with full debug information.
     # CMAKE_CXX_FLAGS_DEBUG is emptied: its -g comes after ours and would win.
     install_missing clang libclang-rt-14-dev
-    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG= -DCMAKE_CXX_COMPILER=clang++ -DADX_BUILD_BENCHMARKS=OFF \
-      -DADX_BUILD_DEMO=OFF -DADX_INSTALL=OFF -DADX_BUILD_FUZZ=ON -DADX_TEST_AVX2=OFF \
+    cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG= -DCMAKE_CXX_COMPILER=clang++ \
+      -DADX_CHECK_COMPILER=g++ -DADX_BUILD_BENCHMARKS=OFF -DADX_INSTALL=OFF -DADX_BUILD_FUZZ=ON \
       "-DCMAKE_CXX_FLAGS=-O0 -g1 -fsanitize=address,undefined -fno-sanitize=function -fno-sanitize-recover=all -fno-omit-frame-pointer" \
       >/dev/null
-    cmake --build build-asan -j "$jobs" --target adx_tests adx_reliability_tests adx_thread_tests adx_fuzz_programs
+    cmake --build build-test -j "$jobs"
     # The fuzzer runs beside ctest: ctest's time is mostly the random scalar programs (two test
-    # cases of ~25 s each under the sanitizers), which the fuzzer shares the cores with.
+    # cases of ~30 s each under the sanitizers), which the fuzzer shares the cores with.
     fuzz_pid=""
-    if [ "${ADX_FUZZ_SECONDS:-60}" != 0 ]; then
-      mkdir -p build-asan/corpus
-      ./build-asan/test/fuzz/adx_fuzz_programs -max_total_time="${ADX_FUZZ_SECONDS:-60}" -print_final_stats=1 \
-        -artifact_prefix=build-asan/ build-asan/corpus >build-asan/fuzz.log 2>&1 &
+    if [ "${ADX_FUZZ_SECONDS:-30}" != 0 ]; then
+      mkdir -p build-test/corpus
+      ./build-test/test/fuzz/adx_fuzz_programs -max_total_time="${ADX_FUZZ_SECONDS:-30}" -print_final_stats=1 \
+        -artifact_prefix=build-test/ build-test/corpus >build-test/fuzz.log 2>&1 &
       fuzz_pid=$!
     fi
-    if ! (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$jobs"); then
+    if ! (cd build-test && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$jobs"); then
       [ -z "$fuzz_pid" ] || kill "$fuzz_pid" 2>/dev/null || true
       exit 1
     fi
     if [ -n "$fuzz_pid" ]; then
       if ! wait "$fuzz_pid"; then
-        tail -60 build-asan/fuzz.log
+        tail -60 build-test/fuzz.log
         exit 1
       fi
-      grep -E "^Done|exec_per_sec" build-asan/fuzz.log
+      grep -E "^Done|exec_per_sec" build-test/fuzz.log
     fi
+    ;;
+  gcc)
+    # The suite built with g++ and run, without sanitizers (not part of CI, whose test step builds
+    # with clang++ and has g++ check the sources). -Og, not CMake's -O3 (test/CMakeLists.txt).
+    install_missing
+    cmake -S . -B build-gcc -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=g++ -DADX_BUILD_BENCHMARKS=OFF >/dev/null
+    cmake --build build-gcc -j "$jobs"
+    (cd build-gcc && ctest --output-on-failure -j "$jobs")
     ;;
   bench)
     install_missing "${peers[@]}" python3 python3-matplotlib
@@ -115,16 +121,6 @@ case "${1:-}" in
       -DADX_BENCH_TORCH=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
     cmake --build build-bench -j "$jobs" --target tensor_bench
     cmake --build build-bench --target tensor_bench_report
-    ;;
-  clang)
-    install_missing clang
-    # -O1: the suite's nested instantiations compile much faster than at -O2, the checks are the
-    # same. Only the test binary is built (the g++ run already compiles each header on its own
-    # and the demo); ctest also runs the compile-fail cases with clang++.
-    cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DADX_BUILD_BENCHMARKS=OFF \
-      -DADX_TEST_AVX2=OFF -DADX_BUILD_DEMO=OFF "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" >/dev/null
-    cmake --build build-clang -j "$jobs" --target adx_tests adx_reliability_tests adx_thread_tests
-    (cd build-clang && ctest --output-on-failure -j "$jobs")
     ;;
   format)
     install_missing clang-format
@@ -156,16 +152,16 @@ case "${1:-}" in
     install_missing "${peers[@]}"
     cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF \
       -DADX_BENCH_TORCH="$([ "${ADX_BENCH_TORCH:-0}" = 1 ] && echo ON || echo OFF)" >/dev/null
-    cmake --build build-bench -j "$jobs" --target scalar_bench
+    # both programs in one build, so that the two cores share all their files
+    cmake --build build-bench -j "$jobs" --target scalar_bench tensor_bench
     if ! ./build-bench/benchmarks/scalar_bench --benchmark_min_time=0.01 >build-bench/scalar_bench_check.txt 2>&1; then
       cat build-bench/scalar_bench_check.txt
       exit 1
     fi
     echo "adx: scalar_bench built and ran every benchmark once briefly" \
       "($(grep -c ' ok$' build-bench/scalar_bench_check.txt) start-up checks ok; output in build-bench/scalar_bench_check.txt)"
-    # the tensor suite: built, its start-up checks (every implementation against hand) and the
-    # small sizes run once
-    cmake --build build-bench -j "$jobs" --target tensor_bench
+    # the tensor suite: its start-up checks (every implementation against hand) and the small
+    # sizes run once
     if ! OPENBLAS_NUM_THREADS=1 ./build-bench/benchmarks/tensor_bench --benchmark_filter='mlp_small|matmul_grad_32/' \
       >build-bench/tensor_bench_check.txt 2>&1; then
       cat build-bench/tensor_bench_check.txt
@@ -191,9 +187,11 @@ case "${1:-}" in
     # keeps to the calling thread: its own threads are not instrumented. -O0: the same races are
     # reported (every access is instrumented), the tests take 4 s instead of 2, and the build
     # 40 % less (support/tensor_programs.cpp: 31 -> 18 s). -g1: line tables are all the reports
-    # need (CMAKE_CXX_FLAGS_DEBUG is emptied: its -g would come after).
-    install_missing
-    cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG= -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF \
+    # need (CMAKE_CXX_FLAGS_DEBUG is emptied: its -g would come after). clang++: it compiles
+    # tensor_programs.cpp with ThreadSanitizer in 29 s where g++ takes 40 (session 20).
+    install_missing clang libclang-rt-14-dev
+    cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG= -DCMAKE_CXX_COMPILER=clang++ \
+      -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF \
       -DADX_INSTALL=OFF "-DCMAKE_CXX_FLAGS=-O0 -g1 -fsanitize=thread -fno-omit-frame-pointer" >/dev/null
     cmake --build build-tsan -j "$jobs" --target adx_thread_tests
     (cd build-tsan && OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
