@@ -7,6 +7,8 @@
 namespace adx_bench::tensor_suite {
 namespace {
 
+using namespace adx_programs;
+
 /// `<mlp>/adx_parameter`: the model is made once per run, inside a tape_scope that lasts the
 /// run, as a training loop holds its model. Leaving that scope drops the parameters' variables;
 /// made on the thread's base recording instead, they would stay on the tape, and every later

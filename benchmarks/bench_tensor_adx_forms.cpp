@@ -6,6 +6,8 @@
 namespace adx_bench::tensor_suite {
 namespace {
 
+using namespace adx_programs;
+
 /// The problems.hpp template at var<double> (what scalar_bench calls adx_reverse).
 template <class P>
 double scalar_gradient(P const& p, std::vector<V>& x, double* g) {

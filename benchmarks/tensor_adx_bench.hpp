@@ -8,17 +8,15 @@
 
 namespace adx_bench::tensor_suite {
 
-using namespace adx_programs;
-
 /// Tape counters of one recording (filled once after the timing loop).
 template <class Prog>
 void tape_counters(benchmark::State& st, Prog const& prog) {
   auto& t = adx::tape<double>::current();
   adx::tape_stats before = t.stats(), after;
   {
-    adx::tape_scope<V> scope;
-    V l;
-    if constexpr (std::is_same_v<Prog, mlp_model>) {
+    adx::tape_scope<adx_programs::V> scope;
+    adx_programs::V l;
+    if constexpr (std::is_same_v<Prog, adx_programs::mlp_model>) {
       l = prog.prog.loss({prog.weights.begin(), prog.weights.end()});
     } else {
       auto const x = variables(prog);

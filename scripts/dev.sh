@@ -202,7 +202,7 @@ case "${1:-}" in
     scripts/consumers.sh "${@:2}"
     ;;
   *)
-    echo "usage: scripts/dev.sh demo|test|sanitize|bench|bench-tensor|clang|format|bench-check|fuzz|tsan|consumers" >&2
+    echo "usage: scripts/dev.sh demo|test|gcc|bench|bench-tensor|format|bench-check|fuzz|tsan|consumers" >&2
     exit 2
     ;;
 esac
