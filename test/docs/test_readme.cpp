@@ -1,0 +1,375 @@
+// The README's C++ examples, run. Each ```cpp block of README.md has a test case below that holds
+// its lines as they are printed there, with what they need around them (a lambda the README only
+// names, a recording) and checks of the values its comments state. The first test case keeps the
+// two in step: every code line of a README block must be a line of this file (comments and runs
+// of blanks aside), so an example that is changed there and not here, or that stops compiling,
+// fails the suite.
+#include <doctest/doctest.h>
+
+#include <adx/adx.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "support/check.hpp"
+
+using namespace adx;
+using adx_test::close;
+
+namespace {
+
+/// A line's code: what comes before a `//` comment outside string literals, without leading or
+/// trailing blanks, each run of blanks made one space.
+std::string code_of(std::string_view line) {
+  std::string out;
+  bool in_string = false, blank = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char const c = line[i];
+    if (!in_string && c == '/' && i + 1 < line.size() && line[i + 1] == '/') break;
+    if (c == '"' && (i == 0 || line[i - 1] != '\\')) in_string = !in_string;
+    if (c == ' ' || c == '\t') {
+      blank = true;
+      continue;
+    }
+    if (blank && !out.empty()) out += ' ';
+    blank = false;
+    out += c;
+  }
+  return out;
+}
+
+std::vector<std::string> lines_of(std::filesystem::path const& file) {
+  std::ifstream in(file);
+  REQUIRE_MESSAGE(in.good(), "cannot open " << file.string());
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+void check_tensor(tensor<double> const& t, std::vector<double> const& want, double rtol = 1e-12) {
+  REQUIRE(t.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK_MESSAGE(close(t.data()[i], want[i], rtol), "element " << i);
+}
+
+}  // namespace
+
+TEST_CASE("README: every line of its C++ examples is a line of this file") {
+  std::filesystem::path const here(__FILE__);
+  std::filesystem::path const readme = here.parent_path().parent_path().parent_path() / "README.md";
+  std::set<std::string> tested;
+  for (std::string const& line : lines_of(here)) tested.insert(code_of(line));
+  std::vector<std::string> const lines = lines_of(readme);
+  std::size_t blocks = 0, checked = 0;
+  std::ostringstream missing;
+  bool in_block = false;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string const code = code_of(lines[i]);
+    if (!in_block) {
+      in_block = code == "```cpp";
+      blocks += in_block;
+      continue;
+    }
+    if (code.starts_with("```")) {
+      in_block = false;
+      continue;
+    }
+    if (code.empty()) continue;
+    ++checked;
+    if (!tested.contains(code)) missing << "\n  README.md:" << i + 1 << ": " << code;
+  }
+  CHECK_FALSE(in_block);  // every block is closed
+  CHECK(blocks >= 7);
+  CHECK(checked >= 80);
+  CHECK_MESSAGE(missing.str().empty(), "README lines not in test/docs/test_readme.cpp:" << missing.str());
+}
+
+// ---- ## Forward mode ------------------------------------------------------------------------
+
+TEST_CASE("README: forward mode") {
+  // clang-format off
+dual<double> x(2.0, 1.0);                       // value 2, tangent 1
+dual<double> y = x * x * sin(x);                // one pass: value and dy/dx
+double v = y.value(), dv = y.tangent();         // 4 sin 2, 4 sin 2 + 4 cos 2
+
+auto d = derivative<3>([](auto t) { return exp(sin(t)); }, 0.4);   // {f, f', f'', f'''}
+  // clang-format on
+  CHECK(close(v, 4 * std::sin(2.0)));
+  CHECK(close(dv, 4 * std::sin(2.0) + 4 * std::cos(2.0)));
+  double const s = std::sin(0.4), c = std::cos(0.4), e = std::exp(s);
+  CHECK(close(d[0], e));
+  CHECK(close(d[1], c * e));
+  CHECK(close(d[2], (c * c - s) * e));
+  CHECK(close(d[3], c * (c * c - 3 * s - 1) * e));
+}
+
+// ---- ## Reverse mode ------------------------------------------------------------------------
+
+TEST_CASE("README: reverse mode") {
+  // clang-format off
+tape_scope<var<double>> scope;                  // a recording; dropped in O(1) when it ends
+var<double> x = 2.0, y = 3.0;                   // independent variables
+var<double> z = x * x * y;                      // one statement, three operand entries
+backward(z);
+double dx = x.adjoint();                        // 12
+double dy = y.adjoint();                        // 4
+
+// Gradients of gradients: the sweep of tape<var<double>> is itself recorded on tape<double>.
+tape_scope<var<var<double>>> s2;
+var<var<double>> a = 2.0;
+var<var<double>> p = pow(a, 2.);
+backward(p);
+var<double> g = a.adjoint();                    // 4, differentiable
+backward(g);
+double d2 = a.value().adjoint();                // 2
+
+// Many inputs at once: one tape entry for all of them, one tape lookup for all adjoints.
+std::vector<double> x0(1000, 0.5);
+std::vector<var<double>> xs(1000);
+make_independent(xs, x0);                       // xs[i] = var<double>(x0[i]), in bulk
+var<double> f = log(xs[0] * xs[1] + xs[999]);
+backward(f);
+std::vector<double> gs(1000);
+adjoints(xs, gs);                               // gs[i] = xs[i].adjoint()
+
+// Whole-function helpers (each opens its own nested recording):
+auto grad = gradient([](auto const& v) { return v[0] * exp(v[1]); }, std::vector{0.5, -0.3});
+auto hess = hessian([](auto const& v) { return v[0] * v[0] * v[1]; }, std::vector{1.0, 2.0});
+auto hv   = hvp([](auto const& v) { return v[0] * v[0] * v[1]; },
+                std::vector{1.0, 2.0}, std::vector{1.0, 0.0});   // H v, one sweep
+  // clang-format on
+  CHECK(dx == 12);
+  CHECK(dy == 4);
+  CHECK(g.value() == 4);
+  CHECK(d2 == 2);
+  CHECK(close(gs[0], 0.5 / 0.75));
+  CHECK(close(gs[1], 0.5 / 0.75));
+  CHECK(close(gs[999], 1 / 0.75));
+  CHECK(gs[500] == 0);
+  CHECK(close(grad[0], std::exp(-0.3)));
+  CHECK(close(grad[1], 0.5 * std::exp(-0.3)));
+  CHECK(hess == std::vector<double>{4, 2, 2, 0});
+  CHECK(hv == std::vector<double>{4, 2});
+}
+
+// ---- ## Tensors -----------------------------------------------------------------------------
+
+TEST_CASE("README: tensors") {
+  // clang-format off
+tape_scope<var<double>> scope;
+tensor<var<double>> x(tensor<double>{{0.5, 0.6, 0.4}, {1.2, 1.3, 1.1}});   // independent variables
+tensor<var<double>> y(tensor<double>{{0.01, 0.3, 1.1}, {0.1, 0.2, 1.3}, {2.1, 1.2, 3.3}});
+tensor<var<double>> z{1.0};                      // shape [1], broadcast like numpy
+var<double> out = sum(matmul(x * z, y));        // a tensor reduces to a var on the same tape
+backward(out);
+double dx12 = x(1, 2).adjoint();                 // 6.6; z[0].adjoint() is the broadcast sum
+std::cout << matmul(x * z, y).values();          // [[0.905 0.75 2.65]\n [2.452 1.94 6.64]]
+  // clang-format on
+  CHECK(close(dx12, 6.6));
+  // the rows of y sum to 1.41, 1.6 and 6.6: dz = sum_ik x_ik * rowsum_k
+  CHECK(close(z[0].adjoint(), 0.5 * 1.41 + 0.6 * 1.6 + 0.4 * 6.6 + 1.2 * 1.41 + 1.3 * 1.6 + 1.1 * 6.6));
+  std::ostringstream printed;
+  printed << matmul(x * z, y).values();
+  CHECK(printed.str() == "[[0.905 0.75 2.65]\n [2.452 1.94 6.64]]");
+}
+
+// ---- ## Gradient APIs -----------------------------------------------------------------------
+
+TEST_CASE("README: tf.gradients and torch.autograd.grad") {
+  // clang-format off
+tape_scope<var<double>> scope;
+var<double> a = 0.0;
+var<double> b = 2 * a;
+auto total   = gradients(a + b, std::vector{a, b});            // [3, 1]  (tf.gradients)
+auto partial = gradients(a + b, std::vector{a, b}, {}, {a, b}); // [1, 1]  (stop_gradients=[a, b])
+
+var<double> x = 2.0, y = 3.0;
+var<double> z = x * x * y;
+auto g = autograd::grad(z, std::vector{x, y});                  // {12, 4} (torch.autograd.grad)
+  // clang-format on
+  REQUIRE(total.size() == 2);
+  REQUIRE(partial.size() == 2);
+  CHECK(*total[0] == 3);
+  CHECK(*total[1] == 1);
+  CHECK(*partial[0] == 1);
+  CHECK(*partial[1] == 1);
+  REQUIRE(g.size() == 2);
+  CHECK(*g[0] == 12);
+  CHECK(*g[1] == 4);
+}
+
+// ---- ### mindspore.grad, value_and_grad, GradOperation --------------------------------------
+
+namespace readme_mindspore {
+// clang-format off
+struct net {                                    // any callable; parameters are named leaves
+  parameter<double> z{tensor<double>{1.0}, "z"};
+  template <class X, class Y>
+  auto operator()(X const& x, Y const& y) const { return matmul(x * z, y); }
+  parameter_list<double> trainable_params() { return {z}; }
+};
+// clang-format on
+}  // namespace readme_mindspore
+
+TEST_CASE("README: mindspore.grad, value_and_grad and GradOperation") {
+  using readme_mindspore::net;
+  tape_scope<var<double>> scope;  // the parameter's recording
+  // What the README's block names without defining: a function returning (output, aux), three
+  // arguments for it, a sensitivity of the output's shape, and f(x, y, z) for a grad of grad.
+  auto fn = [](auto const& p, auto const& q, auto const& r) { return std::make_tuple(eval(p * q * r), eval(q)); };
+  tensor<double> a{2.0, 3.0}, b{5.0, 7.0}, c{11.0, 13.0};
+  tensor<double> sens{{1.0, 0.0, 2.0}, {0.5, 1.0, -1.0}};
+  auto f = [](auto const& p, auto const& q, auto const& r) { return eval(p * p * sum(q) * sum(r)); };
+  tensor<double> z{2.0, 4.0};
+  // clang-format off
+net n;
+tensor<double> x{{0.5, 0.6, 0.4}, {1.2, 1.3, 1.1}}, y = ones<double>(shape{3, 3});
+
+tensor<double> dx = grad(n)(x, y);                                   // grad_position=0
+auto [gx, gy]     = grad(n, positions<0, 1>)(x, y);                  // grad_position=(0, 1)
+auto [gi, gw]     = grad(n, position<0>, n.trainable_params())(x, y);   // (g_x, [g_z])
+auto [v, g]       = value_and_grad(n)(x, y);
+auto [g2, aux]    = grad(fn, positions<1, 2>, none, has_aux)(a, b, c);  // fn returns a std::tuple
+auto ids          = grad(n, positions<0, 1>, none, no_aux, return_ids)(x, y);  // ((0, g_x), (1, g_y))
+auto all          = grad_operation<grad_options{.get_all = true, .sens_param = true}>(n)(x, y, sens);
+auto hxy          = grad(grad(f), positions<1, 2>)(x, y, z);         // grad of grad
+  // clang-format on
+  // out = x z y with y all ones: d sum(out) / dx_ik = 3, dy_kj = sum_i x_ik, dz = sum(x) * 3
+  check_tensor(dx, std::vector<double>(6, 3.0));
+  check_tensor(gx, std::vector<double>(6, 3.0));
+  check_tensor(gy, {1.7, 1.7, 1.7, 1.9, 1.9, 1.9, 1.5, 1.5, 1.5});
+  check_tensor(gi, std::vector<double>(6, 3.0));
+  REQUIRE(gw.size() == 1);
+  check_tensor(gw[0], {3 * 5.1});
+  check_tensor(v, {1.5, 1.5, 1.5, 3.6, 3.6, 3.6});
+  check_tensor(g, std::vector<double>(6, 3.0));
+  check_tensor(std::get<0>(g2), {2.0 * 11.0, 3.0 * 13.0});  // d(a b c)/db = a c
+  check_tensor(std::get<1>(g2), {2.0 * 5.0, 3.0 * 7.0});    // d(a b c)/dc = a b
+  check_tensor(std::get<0>(aux), {5.0, 7.0});
+  CHECK(std::get<0>(ids).first == 0);
+  CHECK(std::get<1>(ids).first == 1);
+  check_tensor(std::get<1>(ids).second, {1.7, 1.7, 1.7, 1.9, 1.9, 1.9, 1.5, 1.5, 1.5});
+  // sens weights the outputs: d/dx_ik = sum_j sens_ij (y is ones), d/dy_kj = sum_i x_ik sens_ij
+  check_tensor(std::get<0>(all), {3.0, 3.0, 3.0, 0.5, 0.5, 0.5});
+  check_tensor(std::get<1>(all),
+               {0.5 + 0.6, 0.0 + 1.2, 1.0 - 1.2, 0.6 + 0.65, 0.0 + 1.3, 1.2 - 1.3, 0.4 + 0.55, 0.0 + 1.1, 0.8 - 1.1});
+  // grad(f) = 2 x sum(y) sum(z), summed: 2 sum(x) sum(y) sum(z); sum(x) = 5.1, sum(y) = 9, sum(z) = 6
+  check_tensor(std::get<0>(hxy), std::vector<double>(9, 2 * 5.1 * 6));
+  check_tensor(std::get<1>(hxy), {2 * 5.1 * 9, 2 * 5.1 * 9});
+}
+
+// ---- ### Function transforms, mindspore.jvp / vjp, no_grad, custom rules, check_grad --------
+
+TEST_CASE("README: function transforms, jvp / vjp, no_grad, custom_function, check_grad") {
+  // What the README's block names without defining: two networks of two arguments (the second
+  // returning (output, aux)) and a variable x0 on a recording.
+  auto net = [](auto const& p, auto const& q) { return eval(p * q); };
+  auto net2 = [](auto const& p, auto const& q) { return std::make_tuple(eval(p * q), eval(p + q)); };
+  tape_scope<var<double>> scope;
+  var<double> x0 = 3.0;
+  // clang-format off
+auto f   = [](auto const& x) { return eval(sin(x) * x); };     // written over a generic scalar
+auto lse = [](auto const& x) { return logsumexp(x); };
+tensor<double> x{0.5, 1.0, 2.0}, v{1.0, 0.0, 0.0};
+
+tensor<double> J  = functional::jacobian(f, x);               // shape [3, 3] = out + in
+tensor<double> H  = functional::hessian(lse, x);              // shape [3, 3] = in + in
+auto [y, Jv]      = functional::jvp(f, x, v);                 // forward mode
+auto [y2, vjp_fn] = functional::vjp(f, x);                    // vjp_fn(v) = v^T J, callable again
+auto [l, Hv]      = functional::hvp(lse, x, v);
+auto H2 = functional::jacfwd([&](auto const& p) { return functional::jacrev(lse, p); }, x);  // = H
+
+auto [out, jvp_]       = jvp(net, std::make_tuple(x, y), std::make_tuple(v, v));    // mindspore.jvp
+auto [out1, jvp1, aux] = jvp(net2, std::make_tuple(x, y), std::make_tuple(v, v), has_aux);
+auto [out2, vjp_fn2]   = vjp(net, x, y);                      // vjp_fn2(v): std::tuple(g_x, g_y)
+
+auto const statements = tape<double>::current().stats().statements;
+var<double> c;
+{ no_grad ng; c = x0 * x0; }                                  // records nothing: c is a constant
+CHECK(tape<double>::current().stats().statements == statements);
+CHECK(c.index() == 0);
+CHECK(c.value() == 9);
+
+auto softplus = custom_function([](double x) { return std::log1p(std::exp(x)); },     // value
+                                [](auto x, auto dx) { return dx / (1.0 + exp(-x)); },   // jvp
+                                [](auto x, auto ybar) { return ybar / (1.0 + exp(-x)); });  // vjp
+grad_check_report r = check_grad(lse, x, /*order=*/2);        // r.passed, r.blocks, r.message
+gradcheck(f, x);                                               // or throws gradient_error
+  // clang-format on
+  // f(x) = x sin x elementwise: J is diagonal with sin x + x cos x
+  std::vector<double> fx, dfx;
+  for (double t : {0.5, 1.0, 2.0}) {
+    fx.push_back(t * std::sin(t));
+    dfx.push_back(std::sin(t) + t * std::cos(t));
+  }
+  CHECK(J.shape() == shape{3, 3});
+  check_tensor(J, {dfx[0], 0, 0, 0, dfx[1], 0, 0, 0, dfx[2]});
+  // lse: H = diag(s) - s s^T with s = softmax(x)
+  double const den = std::exp(0.5) + std::exp(1.0) + std::exp(2.0);
+  double const s[3] = {std::exp(0.5) / den, std::exp(1.0) / den, std::exp(2.0) / den};
+  std::vector<double> hess;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) hess.push_back((i == j ? s[i] : 0.0) - s[i] * s[j]);
+  check_tensor(H, hess);
+  check_tensor(H2, hess);
+  check_tensor(y, fx);
+  check_tensor(Jv, {dfx[0], 0, 0});
+  check_tensor(y2, fx);
+  check_tensor(vjp_fn(v), {dfx[0], 0, 0});
+  check_tensor(vjp_fn(tensor<double>{0.0, 1.0, 1.0}), {0, dfx[1], dfx[2]});  // callable again
+  CHECK(close(l, std::log(den)));
+  check_tensor(Hv, {hess[0], hess[3], hess[6]});
+  // net(x, y) = x y elementwise, y = f(x): the jvp along (v, v) is v y + x v
+  check_tensor(out, {0.5 * fx[0], fx[1], 2.0 * fx[2]});
+  check_tensor(jvp_, {fx[0] + 0.5, 0, 0});
+  check_tensor(out1, {0.5 * fx[0], fx[1], 2.0 * fx[2]});
+  check_tensor(jvp1, {fx[0] + 0.5, 0, 0});
+  check_tensor(aux, {0.5 + fx[0], 1.0 + fx[1], 2.0 + fx[2]});
+  check_tensor(out2, {0.5 * fx[0], fx[1], 2.0 * fx[2]});
+  auto const [gx, gy] = vjp_fn2(v);
+  check_tensor(gx, {fx[0], 0, 0});
+  check_tensor(gy, {0.5, 0, 0});
+  // softplus' = the logistic function, in reverse mode as in forward mode
+  var<double> t = 0.7;
+  var<double> sp = softplus(t);
+  backward(sp);
+  CHECK(close(sp.value(), std::log1p(std::exp(0.7))));
+  CHECK(close(t.adjoint(), 1 / (1 + std::exp(-0.7))));
+  CHECK(softplus(dual<double>(0.7, 1.0)).tangent() == doctest::Approx(1 / (1 + std::exp(-0.7))).epsilon(1e-14));
+  CHECK(r.passed);
+  CHECK(r.message.empty());
+  CHECK(r.blocks.size() == 2);  // order 1 and order 2 for the one input
+}
+
+// ---- ## Reliability: anomaly detection ------------------------------------------------------
+
+TEST_CASE("README: anomaly detection names the statement and the line") {
+  tape_scope<var<double>> scope;
+  std::string what;
+  index_type ix = 0, iy = 0;  // statements 1 and 2 at the start of a thread's first recording
+  try {
+    // clang-format off
+adx::detect_anomaly on;                // this thread, until the scope ends (scopes nest)
+var<double> x = 0.0;
+var<double> y = sqrt(x) * 2;           // line 12
+    ix = x.index(), iy = y.index();
+backward(y);                           // throws adx::anomaly_error:
+                  // clang-format on
+  } catch (anomaly_error const& e) {
+    what = e.what();
+  }
+  // the README's message, with this file's lines and function for f.cpp's
+  CHECK(iy == ix + 1);
+  CHECK(what.starts_with("adx: anomaly: the backward sweep produced inf in the adjoint of statement " +
+                         std::to_string(ix) + ", an independent variable, recorded at "));
+  CHECK(what.find("test_readme.cpp:") != std::string::npos);
+  CHECK(what.find(", through statement " + std::to_string(iy) + ", mul(sqrt(x), c), recorded at ") !=
+        std::string::npos);
+  CHECK(what.ends_with(": its partial with respect to operand 1 is inf and its adjoint is 1"));
+}
