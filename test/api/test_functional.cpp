@@ -433,7 +433,16 @@ TEST_CASE("check_grad passes on correct functions, first and second order") {
                              std::make_tuple(tensor<double>{1.0, 2.0}, tensor<double>{0.5, -1.0}), 2);
   CHECK(r2.passed);
   CHECK(r2.blocks.size() == 2 + 4);
-  CHECK_THROWS_AS(check_grad([](auto const& x) { return eval(x * x); }, tensor<double>{1.0, 2.0}, 2), value_error);
+  // several outputs: each output element's Hessian, one block per element and pair of inputs
+  // (out_k = x_k sum_j x_j^2: d^2 out_k / dx_a dx_b = 2 (d_ab x_k + d_kb x_a + d_ka x_b))
+  auto const r4 = check_grad([](auto const& x) { return eval(x * sum(x * x)); }, tensor<double>{0.5, -1.0, 2.0}, 2);
+  CHECK(r4.passed);
+  REQUIRE(r4.blocks.size() == 1 + 3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    CHECK(r4.blocks[1 + k].order == 2);
+    CHECK(r4.blocks[1 + k].output == k);
+    CHECK(r4.blocks[1 + k].max_abs_error < 1e-6);
+  }
 }
 
 TEST_CASE("check_grad fails on a wrong custom rule and names the first disagreeing element") {
@@ -465,4 +474,17 @@ TEST_CASE("check_grad fails on a wrong custom rule and names the first disagreei
   auto const r3 = check_grad(g, p, 2);
   CHECK_FALSE(r3.passed);
   CHECK(r3.message.find("d^2 out / d x[0] d x[0]: forward over reverse gives 0") != std::string::npos);
+  // the same rule in the second of two outputs: the report names that output
+  auto h = [&](auto const& v) {
+    using S = std::remove_cvref_t<decltype(v[0])>;
+    return std::vector<S>{v[0] * v[1], flat_second(v[1]) + v[0]};
+  };
+  CHECK(check_grad(h, p, 1).passed);
+  auto const r4 = check_grad(h, p, 2);
+  CHECK_FALSE(r4.passed);
+  REQUIRE(r4.blocks.size() == 1 + 2);
+  CHECK(r4.blocks[1].passed);
+  CHECK_FALSE(r4.blocks[2].passed);
+  CHECK(r4.blocks[2].output == 1);
+  CHECK(r4.message.find("d^2 out[1] / d x[1] d x[1]: forward over reverse gives 0") != std::string::npos);
 }

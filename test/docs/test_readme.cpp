@@ -299,7 +299,7 @@ CHECK(c.value() == 9);
 auto softplus = custom_function([](double x) { return std::log1p(std::exp(x)); },     // value
                                 [](auto x, auto dx) { return dx / (1.0 + exp(-x)); },   // jvp
                                 [](auto x, auto ybar) { return ybar / (1.0 + exp(-x)); });  // vjp
-grad_check_report r = check_grad(lse, x, /*order=*/2);        // r.passed, r.blocks, r.message
+grad_check_report r = check_grad(f, x, /*order=*/2);          // r.passed, r.blocks, r.message
 gradcheck(f, x);                                               // or throws gradient_error
   // clang-format on
   // f(x) = x sin x elementwise: J is diagonal with sin x + x cos x
@@ -344,7 +344,7 @@ gradcheck(f, x);                                               // or throws grad
   CHECK(softplus(dual<double>(0.7, 1.0)).tangent() == doctest::Approx(1 / (1 + std::exp(-0.7))).epsilon(1e-14));
   CHECK(r.passed);
   CHECK(r.message.empty());
-  CHECK(r.blocks.size() == 2);  // order 1 and order 2 for the one input
+  CHECK(r.blocks.size() == 1 + 3);  // the Jacobian, then each of the 3 outputs' Hessians
 }
 
 // ---- ## Reliability: anomaly detection ------------------------------------------------------
@@ -352,7 +352,7 @@ gradcheck(f, x);                                               // or throws grad
 TEST_CASE("README: anomaly detection names the statement and the line") {
   tape_scope<var<double>> scope;
   std::string what;
-  index_type ix = 0, iy = 0;  // statements 1 and 2 at the start of a thread's first recording
+  index_type ix = 0, iy = 0;  // x's and y's statements (1 and 2 in the README, a thread's first)
   try {
     // clang-format off
 adx::detect_anomaly on;                // this thread, until the scope ends (scopes nest)
@@ -360,7 +360,8 @@ var<double> x = 0.0;
 var<double> y = sqrt(x) * 2;           // line 12
     ix = x.index(), iy = y.index();
 backward(y);                           // throws adx::anomaly_error:
-                  // clang-format on
+
+    // clang-format on
   } catch (anomaly_error const& e) {
     what = e.what();
   }

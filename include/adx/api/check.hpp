@@ -10,9 +10,10 @@
 //
 // order 1: every element of the Jacobian by forward mode and by reverse mode is compared with
 //   the central difference (f(x + eps e_j) - f(x - eps e_j)) / (2 eps), and forward with reverse.
-// order 2 (f returns one element): the above, and every element of the Hessian by forward over
-//   reverse (var<dual>) and by reverse over reverse (var<var>) is compared with the central
-//   difference of the reverse-mode gradient, and the two with each other.
+// order 2: the above, and for every element of f's output, every element of its Hessian by
+//   forward over reverse (var<dual>) and by reverse over reverse (var<var>) is compared with the
+//   central difference of the reverse-mode gradient, and the two with each other (as torch's
+//   gradgradcheck checks second derivatives of any output).
 // An element agrees when |a - b| <= atol + rtol |b|, b being the finite difference (or the
 // reverse-mode value when two AD results are compared), torch's allclose rule.
 #pragma once
@@ -44,6 +45,7 @@ struct grad_check_block {
   int order = 1;
   std::size_t input = 0;
   std::size_t input2 = 0;    ///< order 2 only
+  std::size_t output = 0;    ///< order 2 only: the (flat) output element whose Hessian this is
   double max_abs_error = 0;  ///< max |AD - reference| over the block's elements and methods
   double max_rel_error = 0;  ///< max |AD - reference| / max(|reference|, atol)
   bool passed = true;
@@ -134,6 +136,7 @@ struct element_namer {
   std::size_t input, input2;
   bool packed;
   int order;
+  std::size_t output = 0;  ///< order 2: the output element
 
   std::string operator()(std::size_t e) const {
     auto name = [&](std::size_t i) { return packed ? "x[" + std::to_string(i) + "]" : std::string("x"); };
@@ -141,7 +144,8 @@ struct element_namer {
     if (order == 1)
       return "d out" + index_text(out, e / std::max<std::size_t>(n_in, 1)) + " / d " + name(input) +
              index_text(in, n_in ? e % n_in : 0);
-    return "d^2 out / d " + name(input) + index_text(in, e / std::max<std::size_t>(n_in2, 1)) + " d " + name(input2) +
+    return "d^2 out" + index_text(out, output) + " / d " + name(input) +
+           index_text(in, e / std::max<std::size_t>(n_in2, 1)) + " d " + name(input2) +
            index_text(in2, n_in2 ? e % n_in2 : 0);
   }
 };
@@ -193,8 +197,14 @@ void check_first_order(F const& f, Tup const& xs, bool packed, grad_check_option
   (std::make_index_sequence<std::tuple_size_v<Tup>>{});
 }
 
+/// The Hessian's place in the report: which output element, of which output shape.
+struct output_place {
+  shape out;
+  std::size_t element = 0;
+};
+
 template <std::size_t I, std::size_t J, class F, class Tup, class HFR, class HRR>
-void check_hessian_block(F const& f, Tup const& xs, HFR const& hfr, HRR const& hrr, bool packed,
+void check_hessian_block(F const& f, Tup const& xs, HFR const& hfr, HRR const& hrr, bool packed, output_place const& at,
                          grad_check_options const& opt, grad_check_report& report) {
   auto const fr = as_doubles(std::get<J>(std::get<I>(hfr)));
   auto const rr = as_doubles(std::get<J>(hrr));
@@ -211,7 +221,8 @@ void check_hessian_block(F const& f, Tup const& xs, HFR const& hfr, HRR const& h
   block.order = 2;
   block.input = I;
   block.input2 = J;
-  element_namer const name{{}, in_i, in_j, I, J, packed, 2};
+  block.output = at.element;
+  element_namer const name{at.out, in_i, in_j, I, J, packed, 2, at.element};
   block_checker c{opt, report, block};
   c.compare(fr, "forward over reverse", fd, "the central difference of the gradient", name);
   c.compare(rr, "reverse over reverse", fd, "the central difference of the gradient", name);
@@ -230,27 +241,54 @@ struct gradient_of_input {
 };
 
 template <std::size_t I, class F, class Tup, class HFR>
-void check_hessian_row(F const& f, Tup const& xs, HFR const& hfr, bool packed, grad_check_options const& opt,
-                       grad_check_report& report) {
+void check_hessian_row(F const& f, Tup const& xs, HFR const& hfr, bool packed, output_place const& at,
+                       grad_check_options const& opt, grad_check_report& report) {
   auto const hrr = jacobian_reverse(gradient_of_input<I, F>{f}, xs);  // reverse over reverse
   [&]<std::size_t... J>(std::index_sequence<J...>) {
-    (check_hessian_block<I, J>(f, xs, hfr, hrr, packed, opt, report), ...);
+    (check_hessian_block<I, J>(f, xs, hfr, hrr, packed, at, opt, report), ...);
   }
   (std::make_index_sequence<std::tuple_size_v<Tup>>{});
 }
 
+/// Element k of f's output, as a function of the same inputs: a scalar function whose Hessian
+/// the order-2 check takes.
+template <class F>
+struct output_element_function {
+  F const& f;
+  std::size_t k;
+  template <class... X>
+  auto operator()(X const&... x) const {
+    auto const y = evaluated(f(x...));
+    return element_of<decltype(y)>(fkind_of<decltype(y)>::at(y, k));
+  }
+};
+
+template <class F, class Tup>
+void check_output_hessian(F const& f, Tup const& xs, bool packed, output_place const& at, grad_check_options const& opt,
+                          grad_check_report& report) {
+  auto const hfr = hessian_impl(f, xs);  // forward over reverse
+  [&]<std::size_t... I>(std::index_sequence<I...>) { (check_hessian_row<I>(f, xs, hfr, packed, at, opt, report), ...); }
+  (std::make_index_sequence<std::tuple_size_v<Tup>>{});
+}
+
+/// Every output element's Hessian (f at the inputs' numbers tells how many elements there are).
 template <class F, class Tup>
 void check_second_order(F const& f, Tup const& xs, bool packed, grad_check_options const& opt,
                         grad_check_report& report) {
-  auto const hfr = hessian_impl(f, xs);  // forward over reverse (throws unless one element)
-  [&]<std::size_t... I>(std::index_sequence<I...>) { (check_hessian_row<I>(f, xs, hfr, packed, opt, report), ...); }
-  (std::make_index_sequence<std::tuple_size_v<Tup>>{});
+  auto const y = evaluated(call_unpacked(f, xs));
+  using YK = fkind_of<decltype(y)>;
+  if (YK::shape_of(y).rank() == 0) {
+    check_output_hessian(f, xs, packed, output_place{}, opt, report);  // a scalar: "d^2 out / ..."
+    return;
+  }
+  for (std::size_t k = 0; k < YK::size(y); ++k)
+    check_output_hessian(output_element_function<F>{f, k}, xs, packed, output_place{YK::shape_of(y), k}, opt, report);
 }
 
 }  // namespace detail
 
 /// Compares forward mode, reverse mode and central finite differences (and, for order 2, the
-/// nested Hessians with the finite difference of the gradient). Never throws for a mismatch:
+/// nested Hessians of every output element with the finite difference of the gradient). Never throws for a mismatch:
 /// the report says where (its message names the first disagreeing element).
 template <class F, class X>
 grad_check_report check_grad(F const& f, X const& x, int order = 1, grad_check_options const& options = {}) {
