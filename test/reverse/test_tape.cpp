@@ -482,6 +482,30 @@ TEST_CASE("make_independent and adjoints: the inputs of a gradient and their adj
   }
   std::vector<double> g(2);
   CHECK_THROWS_AS(adjoints(stale, g), stale_variable_error);
+  // the same for a whole block (read with one check and one copy)
+  std::vector<var<double>> stale_block(3);
+  {
+    tape_scope<var<double>> scope;
+    make_independent(stale_block, std::span<double const>(x0.data(), 3));
+  }
+  std::vector<double> g3(3);
+  CHECK_THROWS_AS(adjoints(stale_block, g3), stale_variable_error);
+  {
+    // a block of an outer recording read after a sweep in an inner one; variables made after
+    // the sweep read zero
+    tape_scope<var<double>> outer;
+    std::vector<var<double>> xo(3);
+    make_independent(xo, std::span<double const>(x0.data(), 3));
+    tape_scope<var<double>> inner;
+    var<double> const y = xo[0] * xo[1] + xo[2];
+    backward(y);
+    adjoints(xo, g3);
+    CHECK(g3 == std::vector<double>{x0[1], x0[0], 1.0});
+    std::vector<var<double>> late(3);
+    make_independent(late, std::span<double const>(x0.data(), 3));
+    adjoints(late, g3);
+    CHECK(g3 == std::vector<double>{0.0, 0.0, 0.0});
+  }
 
   // nested: var<var<double>> inputs made in bulk give differentiable gradients (a Hessian row)
   tape_scope<var<var<double>>> scope;
