@@ -501,6 +501,9 @@ TEST_CASE("make_independent and adjoints: the inputs of a gradient and their adj
     backward(y);
     adjoints(xo, g3);
     CHECK(g3 == std::vector<double>{x0[1], x0[0], 1.0});
+    backward(xo[1]);  // a sweep from the middle of the block: the variables after it read 0
+    adjoints(xo, g3);
+    CHECK(g3 == std::vector<double>{0.0, 1.0, 0.0});
     std::vector<var<double>> late(3);
     make_independent(late, std::span<double const>(x0.data(), 3));
     adjoints(late, g3);

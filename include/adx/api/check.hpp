@@ -13,7 +13,8 @@
 // order 2: the above, and for every element of f's output, every element of its Hessian by
 //   forward over reverse (var<dual>) and by reverse over reverse (var<var>) is compared with the
 //   central difference of the reverse-mode gradient, and the two with each other (as torch's
-//   gradgradcheck checks second derivatives of any output).
+//   gradgradcheck checks second derivatives of any output). An output without elements has no
+//   derivatives to compare at either order.
 // An element agrees when |a - b| <= atol + rtol |b|, b being the finite difference (or the
 // reverse-mode value when two AD results are compared), torch's allclose rule.
 #pragma once
@@ -52,7 +53,8 @@ struct grad_check_block {
 };
 
 struct grad_check_report {
-  std::vector<grad_check_block> blocks;  ///< order-1 blocks first (one per input), then order 2
+  /// order-1 blocks first (one per input), then order 2: per output element, per pair of inputs
+  std::vector<grad_check_block> blocks;
   bool passed = true;
   std::string message;  ///< the first disagreeing element, empty when everything agrees
   explicit operator bool() const noexcept { return passed; }

@@ -241,7 +241,7 @@ void adjoints(tensor<var<T>> const& x, std::span<T> out) {
     tp.adjoints_of_live(b.first, x.size(), out.data());
     return;
   }
-  adjoints(std::span<var<T> const>(x.data(), x.size()), out);  // element by element (reverse/var.hpp)
+  adjoints(std::span<var<T> const>(x.data(), x.size()), out);  // as a list of vars (reverse/var.hpp)
 }
 /// The adjoints of a tensor's elements after the last sweep of their tape, as a tensor of the
 /// same shape.
