@@ -79,6 +79,27 @@ TEST_CASE("polygamma: known values, float and long double, the root of digamma")
   CHECK(adx::digamma(3) == doctest::Approx(1.5 - gamma).epsilon(1e-16));
 }
 
+TEST_CASE("polygamma below -2^31 by the reflection, in every mode (Boost's converted x to int there)") {
+  double const x = -3e9 - 0.5;  // a half-integer: cot(pi x) = 0 and pi^2 / sin^2(pi x) = pi^2
+  long double const z = 1.0L - x, pi2 = std::numbers::pi_v<long double> * std::numbers::pi_v<long double>;
+  // the asymptotic series at z = 3e9 + 1.5, to well below a double's precision
+  long double const digamma_z = std::log(z) - 1 / (2 * z) - 1 / (12 * z * z);
+  long double const trigamma_z = 1 / z + 1 / (2 * z * z) + 1 / (6 * z * z * z);
+  double const want0 = static_cast<double>(digamma_z);
+  double const want1 = static_cast<double>(pi2 - trigamma_z);  // + pi^2 / sin^2(pi x), = pi^2 here
+  CHECK(psi(0, x) == doctest::Approx(want0).epsilon(1e-15));
+  CHECK(psi(1, x) == doctest::Approx(want1).epsilon(1e-15));
+  CHECK(psi(1, x) != doctest::Approx(static_cast<double>(pi2)).epsilon(1e-13));  // the 1/z term is there
+  // through the rules: lgamma' = digamma, lgamma'' = trigamma, forward and reverse alike
+  auto const d = adx::derivative<2>([](auto t) { return adx::lgamma(t); }, x);
+  CHECK(d[1] == doctest::Approx(want0).epsilon(1e-15));
+  CHECK(d[2] == doctest::Approx(want1).epsilon(1e-15));
+  auto const h = adx::hessian([](auto const& v) { return adx::lgamma(v[0]); }, std::vector<double>{x});
+  CHECK(h[0] == d[2]);
+  auto const g = adx::gradient([](auto const& v) { return adx::digamma(v[0]); }, std::vector<double>{x});
+  CHECK(g[0] == d[2]);
+}
+
 TEST_CASE("polygamma: NaN at the poles (0, -1, -2, ... and every double below -2^52), at NaN and -inf") {
   double const inf = std::numeric_limits<double>::infinity();
   for (int n = 0; n <= 5; ++n) {
