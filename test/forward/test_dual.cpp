@@ -46,4 +46,15 @@ TEST_CASE("adx's own functions take plain numbers, max/fmax treat NaN as documen
   CHECK(std::isnan(m.value()));
   CHECK(fm.value() == 1.0);
   CHECK(fm.tangent() == 1.0);
+  // relu passes a NaN on (torch's relu(NaN) is NaN, not 0), with derivative 1 as torch's
+  dual<double> const r = relu(n);
+  CHECK(std::isnan(r.value()));
+  CHECK(r.tangent() == 1.0);
+  CHECK(std::isnan(adx::relu(std::nan(""))));
+  adx::tape_scope<adx::var<double>> scope;
+  adx::var<double> const v = std::nan("");
+  adx::var<double> const rv = relu(v) * 2.0;
+  adx::backward(rv);
+  CHECK(std::isnan(rv.value()));
+  CHECK(v.adjoint() == 2.0);
 }

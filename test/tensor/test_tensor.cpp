@@ -222,6 +222,41 @@ TEST_CASE("tensor: reductions against the reference (value, gradient, Hessian)")
   scalar_case("reduce_norm_l2", [](auto const& x) { return norm(x); });
 }
 
+TEST_CASE("tensor: max(t, axis) and min(t, axis) give the gradient to the first extreme, amax and amin split it") {
+  auto values_of = [](tensor<double> const& t) { return std::vector<double>(t.data(), t.data() + t.size()); };
+  tensor<double> const v{{1.0, 3.0, 3.0}, {2.0, -1.0, -1.0}};
+  tape_scope<var<double>> scope;
+  tensor<var<double>> x(v);
+  var<double> const m = sum(max(x, 1));
+  backward(m);
+  CHECK(m.value() == 5.0);
+  CHECK(values_of(adjoints(x)) == std::vector<double>{0, 1, 0, 1, 0, 0});
+  var<double> const n = sum(min(x, 1, true));
+  backward(n);
+  CHECK(n.value() == 0.0);
+  CHECK(values_of(adjoints(x)) == std::vector<double>{1, 0, 0, 0, 1, 0});
+  var<double> const a = sum(amax(x, 1));
+  backward(a);
+  CHECK(values_of(adjoints(x)) == std::vector<double>{0, 0.5, 0.5, 1, 0, 0});
+  var<double> const c = sum(max(x, 0));  // columns: 2 (row 1), 3, 3 (row 0)
+  backward(c);
+  CHECK(values_of(adjoints(x)) == std::vector<double>{0, 1, 1, 1, 0, 0});
+  // forward mode: the tangent of the same element
+  auto const d = tensor<dual<double>>::generate(
+      v.shape(), [&](std::size_t i) { return dual<double>(v.data()[i], 0.1 * static_cast<double>(i + 1)); });
+  tensor<dual<double>> const md = max(d, 1);
+  CHECK(md[0].tangent() == 0.2);
+  CHECK(md[1].tangent() == 0.4);
+  // a NaN is the maximum of its line (the first one), and it takes the gradient
+  double const nan = std::numeric_limits<double>::quiet_NaN();
+  tensor<var<double>> y(tensor<double>{1.0, nan, 3.0, nan});
+  var<double> const my = sum(max(y, 0));
+  CHECK(std::isnan(my.value()));
+  backward(my);
+  CHECK(values_of(adjoints(y)) == std::vector<double>{0, 1, 0, 0});
+  CHECK_THROWS_AS((void)max(tensor<double>(shape{2, 0}), 1), shape_error);
+}
+
 TEST_CASE("tensor: non-differentiable points of reductions (reference)") {
   auto const& c = reference_case("nondiff_minmax_ties");
   auto const& in = c["inputs"];
@@ -246,6 +281,9 @@ TEST_CASE("tensor: non-differentiable points of reductions (reference)") {
     var<double> b = min(rr);
     backward(b);
     check_tensor(adjoints(rr), ex["reduce_min_grad"]);
+    var<double> c = sum(max(r, 0));  // torch.max(r, dim=0).values: all of it to the first maximum
+    backward(c);
+    check_tensor(adjoints(r), ex["max_dim_grad"]);
   }
   {
     auto const& p = reference_case("nondiff_prod_with_zeros");

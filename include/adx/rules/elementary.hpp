@@ -12,7 +12,7 @@
 // then compute it several elements at a time (tensor/lanes.hpp) with these same formulas.
 //
 // Non-differentiable points (one rule each, the same in every mode and nesting level; they are
-// PyTorch 1.13's values, see docs/derivative_rules.md):
+// PyTorch 1.13's values but for the differences docs/derivative_rules.md lists):
 //   abs/fabs'(0) = 0 (sign)            sqrt'(0) = +inf, log'(0) = +inf
 //   max/min ties: 1/2 to each side     fmax/fmin ties: all to the first argument; a NaN
 //   relu'(0) = 0                       argument of fmax/fmin gets 0, the other 1
@@ -532,15 +532,20 @@ struct abs_rule {  // d = sign(x); 0 at +-0
     return sign_of<T>(x);
   }
 };
-struct relu_rule {  // d = 1 if x > 0 else 0
+struct relu_rule {  // d = 1 if x > 0 else 0; NaN in, NaN out (with d = 1), as torch
   static constexpr char const* name = "relu";
+  template <class X>
+  static bool passes(X const& x) {
+    auto const v = primal_of(x);
+    return v > 0 || std::isnan(v);
+  }
   template <class T, class X>
   static T value_as(X const& x) {
-    return primal_of(x) > 0 ? to_value<T>(x) : cst<T>(0);
+    return passes(x) ? to_value<T>(x) : cst<T>(0);
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
-    return cst<T>(primal_of(x) > 0 ? 1 : 0);
+    return cst<T>(passes(x) ? 1 : 0);
   }
 };
 struct max_rule {  // ties: 1/2 each; NaN in either argument: NaN with zero partials

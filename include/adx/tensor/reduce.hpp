@@ -114,6 +114,35 @@ struct extreme_reduction {
   }
 };
 
+/// max(t, axis) / min(t, axis), torch.max(dim): the whole gradient goes to the element whose
+/// value is returned, the first of tied extremes (or the first NaN), as torch sends it to the
+/// index it returns.
+template <bool Max>
+struct first_extreme_reduction {
+  static constexpr char const* name = Max ? "max" : "min";
+  template <class T>
+  static std::size_t position(std::span<T const> x) {
+    if (x.empty()) throw shape_error(std::string("adx: ") + name + ": reduction over an empty tensor or axis");
+    std::size_t best = 0;
+    if (std::isnan(primal_of(x[0]))) return 0;
+    for (std::size_t j = 1; j < x.size(); ++j) {
+      auto const a = primal_of(x[j]);
+      if (std::isnan(a)) return j;
+      if (Max ? a > primal_of(x[best]) : a < primal_of(x[best])) best = j;
+    }
+    return best;
+  }
+  template <class T>
+  static T value(std::span<T const> x) {
+    return x[position(x)];
+  }
+  template <class T>
+  static void partials(std::span<T const> x, T const&, T* p) {
+    std::size_t const at = position(x);
+    for (std::size_t j = 0; j < x.size(); ++j) p[j] = constant<T>(j == at ? 1.0 : 0.0);
+  }
+};
+
 struct logsumexp_reduction {
   static constexpr char const* name = "logsumexp";
   /// The largest finite-or-infinite primal (NaN elements are skipped; 0 if it is not finite).
@@ -578,7 +607,10 @@ ADX_TENSOR_REDUCTION(logsumexp, logsumexp_reduction)
 ADX_TENSOR_REDUCTION(norm, norm_reduction)
 #undef ADX_TENSOR_REDUCTION
 
-/// max(t) / min(t): the largest / smallest element (reductions; ties share the gradient).
+/// max(t) / min(t): the largest / smallest element (reductions; ties share the gradient, as
+/// torch's max() and amax). max(t, axis) / min(t, axis): along an axis, torch.max(t, dim)'s
+/// values, the gradient going to the first extreme of each line (see first_extreme_reduction);
+/// amax / amin along an axis share it between ties instead.
 template <tensor_operand X>
 auto max(X const& x, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
@@ -587,7 +619,7 @@ auto max(X const& x, source_location where = source_location::current()) {
 template <tensor_operand X>
 auto max(X const& x, long axis, bool keepdims = false, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
-  return amax(x, axis, keepdims);
+  return detail::reduce_axis<detail::first_extreme_reduction<true>>(x, axis, keepdims);
 }
 template <tensor_operand X>
 auto min(X const& x, source_location where = source_location::current()) {
@@ -597,7 +629,7 @@ auto min(X const& x, source_location where = source_location::current()) {
 template <tensor_operand X>
 auto min(X const& x, long axis, bool keepdims = false, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
-  return amin(x, axis, keepdims);
+  return detail::reduce_axis<detail::first_extreme_reduction<false>>(x, axis, keepdims);
 }
 
 /// A copy of t that no derivative flows through (every element at every level).
