@@ -4,14 +4,16 @@
     conan create . -pr:a <profile> -o "adx/*:with_blas=False"
 
 Consumers get, through CMakeDeps, find_package(adx CONFIG) and the target adx::adx (include
-directory, ADX_WITH_BLAS=0/1, Boost and CBLAS).
+directory, ADX_WITH_BLAS=0/1 and ADX_WITH_SLEEF=0/1, Boost, CBLAS and, with with_sleef=True,
+SLEEF).
 
 Boost and OpenBLAS may come from Conan packages or from the system ([platform_requires] in the
 profile, as in conan/profiles/debian12). Conan generates no CMake files for a platform
-requirement, so the CMakeDeps config of adx includes two small build modules
+requirement, so the CMakeDeps config of adx includes small build modules
 (cmake/conan/adxConanBoost.cmake, adxConanCBLAS.cmake): each links adx::adx to the dependency
 Conan already provided, or, when Conan provided none, finds the system one the way adx's own
-adxConfig.cmake does (find_package(Boost), adxFindCBLAS.cmake).
+adxConfig.cmake does (find_package(Boost), adxFindCBLAS.cmake). With with_sleef=True a third,
+adxConanSLEEF.cmake, finds the system SLEEF (adxFindSLEEF.cmake).
 """
 import os
 import re
