@@ -46,3 +46,82 @@ TEST_CASE("every binary rule agrees across modes and with finite differences to 
   });
   CHECK(checked >= 40);
 }
+
+// The edges docs/derivative_rules.md documents for two-argument rules, in every mode: the value
+// and both partials (each mode's own; the Hessian slots where a mode computes them).
+TEST_CASE("documented edges of binary rules hold in every mode: fmax/fmin, max/min with NaN, clamp's bounds") {
+  double const nan = std::numeric_limits<double>::quiet_NaN();
+  struct edge {
+    char const* what;
+    double x, y, v, gx, gy;  // v NaN: the value must be NaN
+  };
+  auto check_edges = [&](auto const& f, std::initializer_list<edge> edges) {
+    for (edge const& e : edges) {
+      INFO(e.what);
+      for (auto const& m : adx_test::binary_all_modes(f, e.x, e.y)) {
+        INFO("mode " << std::string(m.mode));
+        if (std::isnan(e.v))
+          CHECK(std::isnan(m.v));
+        else
+          CHECK(m.v == e.v);
+        CHECK(m.gx == e.gx);
+        CHECK(m.gy == e.gy);
+      }
+    }
+  };
+  check_edges([](auto const& x, auto const& y) { return fmax(x, y); }, {{"fmax tie: all to x", 1.5, 1.5, 1.5, 1, 0},
+                                                                        {"fmax(x, NaN) = x", 1.5, nan, 1.5, 1, 0},
+                                                                        {"fmax(NaN, y) = y", nan, -2.0, -2.0, 0, 1}});
+  check_edges([](auto const& x, auto const& y) { return fmin(x, y); },
+              {{"fmin tie: all to x", -0.5, -0.5, -0.5, 1, 0}, {"fmin(x, NaN) = x", -0.5, nan, -0.5, 1, 0}});
+  check_edges([](auto const& x, auto const& y) { return max(x, y); },
+              {{"max tie: 1/2 each", 2.0, 2.0, 2.0, 0.5, 0.5},
+               {"max(x, NaN): NaN, partials 0", 2.0, nan, nan, 0, 0},
+               {"max(NaN, y): NaN, partials 0", nan, 2.0, nan, 0, 0}});
+  check_edges([](auto const& x, auto const& y) { return min(x, y); },
+              {{"min tie: 1/2 each", 2.0, 2.0, 2.0, 0.5, 0.5}, {"min(x, NaN): NaN, partials 0", 2.0, nan, nan, 0, 0}});
+  // clamp(x, lo, 3): the bound that is returned gets 1; at the bound, x does (inclusive)
+  check_edges([](auto const& x, auto const& lo) { return clamp(x, lo, 3.0); },
+              {{"x below lo: lo returned", 0.5, 1.0, 1.0, 0, 1},
+               {"x at lo: x, inclusive", 1.0, 1.0, 1.0, 1, 0},
+               {"x inside", 2.0, 1.0, 2.0, 1, 0},
+               {"x above hi: the constant hi", 4.0, 1.0, 3.0, 0, 0}});
+  check_edges([](auto const& x, auto const& hi) { return clamp(x, -1.0, hi); },
+              {{"x above hi: hi returned", 4.0, 3.0, 3.0, 0, 1},
+               {"lo > hi: hi returned", 0.0, -2.0, -2.0, 0, 1},
+               {"NaN x: NaN, partials 0", nan, 3.0, nan, 0, 0}});
+}
+
+TEST_CASE("documented edges of unary rules: rounding is connected with derivative 0, round is half away from 0") {
+  auto check_zero = [](char const* what, auto const& f, double x0, double value) {
+    INFO(what);
+    for (auto const& m : adx_test::unary_all_modes(f, x0)) {
+      INFO("mode " << std::string(m.mode));
+      CHECK(m.d[0] == value);
+      for (std::size_t k = 1; k < m.d.size(); ++k)
+        if (!std::isnan(m.d[k])) CHECK(m.d[k] == 0.0);
+    }
+  };
+  check_zero(
+      "floor(2.5)", [](auto const& x) { return floor(x); }, 2.5, 2.0);
+  check_zero(
+      "ceil(2.5)", [](auto const& x) { return ceil(x); }, 2.5, 3.0);
+  check_zero(
+      "round(2.5)", [](auto const& x) { return round(x); }, 2.5, 3.0);
+  check_zero(
+      "round(-2.5)", [](auto const& x) { return round(x); }, -2.5, -3.0);
+  check_zero(
+      "trunc(-2.5)", [](auto const& x) { return trunc(x); }, -2.5, -2.0);
+  // connected: tf.gradients gives a zero, not "no gradient"
+  adx::tape_scope<adx::var<double>> scope;
+  adx::var<double> const x = 2.5;
+  auto const g = adx::gradients(floor(x) * 3.0, std::vector{x});
+  REQUIRE(g[0].has_value());
+  CHECK(*g[0] == 0.0);
+  // tgamma' = tgamma * digamma is NaN at a pole, as lgamma' is
+  CHECK(std::isnan(adx::derivative<1>([](auto t) { return tgamma(t); }, -2.0)[1]));
+  adx::var<double> const p = -2.0;
+  adx::var<double> const t = tgamma(p);
+  adx::backward(t);
+  CHECK(std::isnan(p.adjoint()));
+}

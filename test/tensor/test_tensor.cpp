@@ -257,6 +257,34 @@ TEST_CASE("tensor: max(t, axis) and min(t, axis) give the gradient to the first 
   CHECK_THROWS_AS((void)max(tensor<double>(shape{2, 0}), 1), shape_error);
 }
 
+TEST_CASE("tensor: documented edges of reductions (empty lines, all -inf, the norm at 0)") {
+  double const inf = std::numeric_limits<double>::infinity();
+  tape_scope<var<double>> scope;
+  tensor<var<double>> const empty(tensor<double>(shape{0}));
+  var<double> const s = sum(empty), m = mean(empty);
+  CHECK(s.value() == 0.0);
+  CHECK(std::isnan(m.value()));
+  // logsumexp of all -inf is -inf; its gradient exp(x - f) is exp(NaN): NaN, as torch's
+  tensor<var<double>> const minf(tensor<double>{-inf, -inf});
+  var<double> const l = logsumexp(minf);
+  CHECK(l.value() == -inf);
+  backward(l);
+  tensor<double> const gl = adjoints(minf);
+  CHECK(std::isnan(gl[0]));
+  CHECK(std::isnan(gl[1]));
+  // at 0: norm's subgradient is 0, sqrt(sum(x * x)) is inf * 0 = NaN through the chain rule (torch alike)
+  tensor<var<double>> const zero(tensor<double>{0.0, 0.0});
+  var<double> const n = norm(zero);
+  backward(n);
+  CHECK(n.value() == 0.0);
+  CHECK(adjoints(zero)[0] == 0.0);
+  var<double> const r = sqrt(sum(zero * zero));
+  backward(r);
+  CHECK(r.value() == 0.0);
+  CHECK(std::isnan(adjoints(zero)[0]));
+  CHECK(std::isnan(adjoints(zero)[1]));
+}
+
 TEST_CASE("tensor: non-differentiable points of reductions (reference)") {
   auto const& c = reference_case("nondiff_minmax_ties");
   auto const& in = c["inputs"];
