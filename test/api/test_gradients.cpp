@@ -170,3 +170,69 @@ TEST_CASE("autograd::grad: seed 001, grad_outputs, create_graph, retain_graph, a
           "adx: autograd::grad: grad requires non-empty inputs.");
   }
 }
+
+// Reference entries that the tests above check with literal values read here from the file, so
+// that every expected value of reference_public.json is read by some test.
+TEST_CASE("reference: stop_gradient (seed tests 4, 5), stop_gradients partial vs total, default grad_ys") {
+  using adx_test::data;
+  auto scalar = [](nlohmann::json const& t) { return data(t).at(0); };
+  {
+    auto const& c = reference_case("stop_gradient_seed_tests_4_5");
+    auto const& e = c["expected"];
+    tape_scope<var<double>> scope;
+    var<double> a = scalar(c["inputs"]["a"]), b = scalar(c["inputs"]["b"]);
+    var<double> const cc = a + b, c_sg = stop_gradient(cc), d = a + b;
+    var<double> const e4 = c_sg + d, e5 = cc + d;
+    CHECK(e4.value() == scalar(e["value_test4"]));
+    CHECK(e5.value() == scalar(e["value_test5"]));
+    auto const g4 = gradients(e4, std::vector{a, b});
+    CHECK(*g4[0] == scalar(e["test4_grad"]["a"]));
+    CHECK(*g4[1] == scalar(e["test4_grad"]["b"]));
+    auto const g5 = gradients(e5, std::vector{a, b});
+    CHECK(*g5[0] == scalar(e["test5_grad"]["a"]));
+    CHECK(*g5[1] == scalar(e["test5_grad"]["b"]));
+  }
+  {
+    auto const& c = reference_case("stop_gradients_argument_partial_vs_total");
+    auto const& e = c["expected"];
+    tape_scope<var<double>> scope;
+    var<double> a = scalar(c["inputs"]["a"]);
+    var<double> b = 2 * a;
+    auto const total = gradients(a + b, std::vector{a, b});
+    auto const partial = gradients(a + b, std::vector{a, b}, {}, {a, b});
+    for (std::size_t i = 0; i < 2; ++i) {
+      CHECK(*total[i] == scalar(e["total"][i]));
+      CHECK(*partial[i] == scalar(e["partial"][i]));
+    }
+  }
+  {
+    auto const& c = reference_case("grad_ys_multi_ys_nonlinear");
+    auto const x = data(c["inputs"]["x"]), y = data(c["inputs"]["y"]);
+    auto const& want = c["expected"]["grad_default_ones"];
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      tape_scope<var<double>> scope;
+      var<double> a = x[i], b = y[i];
+      auto const g = gradients(std::vector<var<double>>{a * b, sin(a)}, std::vector{a, b});  // grad_ys: ones
+      CHECK(close(*g[0], data(want["x"])[i]));
+      CHECK(close(*g[1], data(want["y"])[i]));
+    }
+  }
+  {
+    auto const& c = reference_case("nondiff_norm_like_at_zero");
+    auto const& e = c["expected"];
+    tape_scope<var<double>> scope;
+    var<double> x = scalar(c["inputs"]["x"]);
+    var<double> const s = sqrt(x * x);
+    CHECK(std::isnan(scalar(e["sqrt_x_times_x_grad"])));
+    CHECK(std::isnan(*gradients(s, x)[0]));
+    var<double> p = 0.0, q = 0.0;
+    auto const ga = gradients(atan2(p, q), std::vector{p, q});
+    auto const gh = gradients(hypot(p, q), std::vector{p, q});
+    for (std::size_t i = 0; i < 2; ++i) {
+      CHECK(std::isnan(scalar(e["atan2_grad"][i])));
+      CHECK(std::isnan(*ga[i]));
+      CHECK(std::isnan(scalar(e["hypot_grad"][i])));
+      CHECK(std::isnan(*gh[i]));
+    }
+  }
+}
