@@ -279,10 +279,7 @@ void check_second_order(F const& f, Tup const& xs, bool packed, grad_check_optio
                         grad_check_report& report) {
   auto const y = evaluated(call_unpacked(f, xs));
   using YK = fkind_of<decltype(y)>;
-  if (YK::shape_of(y).rank() == 0) {
-    check_output_hessian(f, xs, packed, output_place{}, opt, report);  // a scalar: "d^2 out / ..."
-    return;
-  }
+  // a scalar output has the empty shape: its one element is named "d^2 out / ..."
   for (std::size_t k = 0; k < YK::size(y); ++k)
     check_output_hessian(output_element_function<F>{f, k}, xs, packed, output_place{YK::shape_of(y), k}, opt, report);
 }

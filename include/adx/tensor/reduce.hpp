@@ -89,31 +89,6 @@ struct prod_reduction {
   }
 };
 
-template <bool Max>
-struct extreme_reduction {
-  static constexpr char const* name = Max ? "max" : "min";
-  template <class T>
-  static T value(std::span<T const> x) {
-    if (x.empty()) throw shape_error(std::string("adx: ") + name + ": reduction over an empty tensor or axis");
-    std::size_t best = 0;
-    for (std::size_t j = 1; j < x.size(); ++j) {
-      auto const a = primal_of(x[j]), b = primal_of(x[best]);
-      if (std::isnan(a)) return x[j];  // NaN propagates
-      if (Max ? a > b : a < b) best = j;
-    }
-    return x[best];
-  }
-  /// The gradient is shared evenly between the tied extremes (torch's amax/amin).
-  template <class T>
-  static void partials(std::span<T const> x, T const& v, T* p) {
-    auto const m = primal_of(v);
-    std::size_t ties = 0;
-    for (auto const& e : x) ties += primal_of(e) == m;
-    for (std::size_t j = 0; j < x.size(); ++j)
-      p[j] = constant<T>(primal_of(x[j]) == m ? 1.0 / static_cast<double>(ties) : 0.0);
-  }
-};
-
 /// max(t, axis) / min(t, axis), torch.max(dim): the whole gradient goes to the element whose
 /// value is returned, the first of tied extremes (or the first NaN), as torch sends it to the
 /// index it returns.
@@ -140,6 +115,20 @@ struct first_extreme_reduction {
   static void partials(std::span<T const> x, T const&, T* p) {
     std::size_t const at = position(x);
     for (std::size_t j = 0; j < x.size(); ++j) p[j] = constant<T>(j == at ? 1.0 : 0.0);
+  }
+};
+
+/// amax / amin, max(t) / min(t): the value of first_extreme_reduction (NaN propagates), but the
+/// gradient is shared evenly between the tied extremes (torch's max() and amax/amin).
+template <bool Max>
+struct extreme_reduction : first_extreme_reduction<Max> {
+  template <class T>
+  static void partials(std::span<T const> x, T const& v, T* p) {
+    auto const m = primal_of(v);
+    std::size_t ties = 0;
+    for (auto const& e : x) ties += primal_of(e) == m;
+    for (std::size_t j = 0; j < x.size(); ++j)
+      p[j] = constant<T>(primal_of(x[j]) == m ? 1.0 / static_cast<double>(ties) : 0.0);
   }
 };
 
