@@ -9,19 +9,14 @@
 
 #include "support/check.hpp"
 #include "support/modes.hpp"
+#include "support/tensors.hpp"
 
 using namespace adx;
+using adx_test::check_values;
 using adx_test::close;
 
 namespace {
 
-void check_values(tensor<double> const& t, std::vector<double> const& want, double rtol = 1e-12, double atol = 1e-12) {
-  REQUIRE(t.size() == want.size());
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    INFO("element " << i << ": " << t[i] << " vs " << want[i]);
-    CHECK(close(t[i], want[i], rtol, atol));
-  }
-}
 void check_same(tensor<double> const& a, tensor<double> const& b, double rtol = 1e-12, double atol = 1e-12) {
   REQUIRE(a.shape() == b.shape());
   check_values(a, std::vector<double>(b.begin(), b.end()), rtol, atol);

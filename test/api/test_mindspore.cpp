@@ -10,14 +10,10 @@
 
 using namespace adx;
 using adx_test::check_tensor;
+using adx_test::check_values;
 using adx_test::close;
 
 namespace {
-
-void check_values(tensor<double> const& t, std::vector<double> const& want, double rtol = 1e-12) {
-  REQUIRE(t.size() == want.size());
-  for (std::size_t i = 0; i < want.size(); ++i) CHECK(close(t[i], want[i], rtol, 1e-12));
-}
 
 /// The reference net: w*x + b*y + z with parameters w = [6], b = [2].
 struct linear_net {

@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -21,8 +20,10 @@
 #include <vector>
 
 #include "support/check.hpp"
+#include "support/tensors.hpp"
 
 using namespace adx;
+using adx_test::check_values;
 using adx_test::close;
 
 namespace {
@@ -49,11 +50,6 @@ std::vector<std::string> lines_of(std::filesystem::path const& file) {
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
-}
-
-void check_tensor(tensor<double> const& t, std::vector<double> const& want, double rtol = 1e-12) {
-  REQUIRE(t.size() == want.size());
-  for (std::size_t i = 0; i < want.size(); ++i) CHECK_MESSAGE(close(t.data()[i], want[i], rtol), "element " << i);
 }
 
 }  // namespace
@@ -249,27 +245,27 @@ auto all          = grad_operation<grad_options{.get_all = true, .sens_param = t
 auto hxy          = grad(grad(f), positions<1, 2>)(x, y, z);         // grad of grad
   // clang-format on
   // out = x z y with y all ones: d sum(out) / dx_ik = 3, dy_kj = sum_i x_ik, dz = sum(x) * 3
-  check_tensor(dx, std::vector<double>(6, 3.0));
-  check_tensor(gx, std::vector<double>(6, 3.0));
-  check_tensor(gy, {1.7, 1.7, 1.7, 1.9, 1.9, 1.9, 1.5, 1.5, 1.5});
-  check_tensor(gi, std::vector<double>(6, 3.0));
+  check_values(dx, std::vector<double>(6, 3.0));
+  check_values(gx, std::vector<double>(6, 3.0));
+  check_values(gy, {1.7, 1.7, 1.7, 1.9, 1.9, 1.9, 1.5, 1.5, 1.5});
+  check_values(gi, std::vector<double>(6, 3.0));
   REQUIRE(gw.size() == 1);
-  check_tensor(gw[0], {3 * 5.1});
-  check_tensor(v, {1.5, 1.5, 1.5, 3.6, 3.6, 3.6});
-  check_tensor(g, std::vector<double>(6, 3.0));
-  check_tensor(std::get<0>(g2), {2.0 * 11.0, 3.0 * 13.0});  // d(a b c)/db = a c
-  check_tensor(std::get<1>(g2), {2.0 * 5.0, 3.0 * 7.0});    // d(a b c)/dc = a b
-  check_tensor(std::get<0>(aux), {5.0, 7.0});
+  check_values(gw[0], {3 * 5.1});
+  check_values(v, {1.5, 1.5, 1.5, 3.6, 3.6, 3.6});
+  check_values(g, std::vector<double>(6, 3.0));
+  check_values(std::get<0>(g2), {2.0 * 11.0, 3.0 * 13.0});  // d(a b c)/db = a c
+  check_values(std::get<1>(g2), {2.0 * 5.0, 3.0 * 7.0});    // d(a b c)/dc = a b
+  check_values(std::get<0>(aux), {5.0, 7.0});
   CHECK(std::get<0>(ids).first == 0);
   CHECK(std::get<1>(ids).first == 1);
-  check_tensor(std::get<1>(ids).second, {1.7, 1.7, 1.7, 1.9, 1.9, 1.9, 1.5, 1.5, 1.5});
+  check_values(std::get<1>(ids).second, {1.7, 1.7, 1.7, 1.9, 1.9, 1.9, 1.5, 1.5, 1.5});
   // sens weights the outputs: d/dx_ik = sum_j sens_ij (y is ones), d/dy_kj = sum_i x_ik sens_ij
-  check_tensor(std::get<0>(all), {3.0, 3.0, 3.0, 0.5, 0.5, 0.5});
-  check_tensor(std::get<1>(all),
+  check_values(std::get<0>(all), {3.0, 3.0, 3.0, 0.5, 0.5, 0.5});
+  check_values(std::get<1>(all),
                {0.5 + 0.6, 0.0 + 1.2, 1.0 - 1.2, 0.6 + 0.65, 0.0 + 1.3, 1.2 - 1.3, 0.4 + 0.55, 0.0 + 1.1, 0.8 - 1.1});
   // grad(f) = 2 x sum(y) sum(z), summed: 2 sum(x) sum(y) sum(z); sum(x) = 5.1, sum(y) = 9, sum(z) = 6
-  check_tensor(std::get<0>(hxy), std::vector<double>(9, 2 * 5.1 * 6));
-  check_tensor(std::get<1>(hxy), {2 * 5.1 * 9, 2 * 5.1 * 9});
+  check_values(std::get<0>(hxy), std::vector<double>(9, 2 * 5.1 * 6));
+  check_values(std::get<1>(hxy), {2 * 5.1 * 9, 2 * 5.1 * 9});
 }
 
 // ---- ### Function transforms, mindspore.jvp / vjp, no_grad, custom rules, check_grad --------
@@ -317,32 +313,32 @@ gradcheck(f, x);                                               // or throws grad
     dfx.push_back(std::sin(t) + t * std::cos(t));
   }
   CHECK(J.shape() == shape{3, 3});
-  check_tensor(J, {dfx[0], 0, 0, 0, dfx[1], 0, 0, 0, dfx[2]});
+  check_values(J, {dfx[0], 0, 0, 0, dfx[1], 0, 0, 0, dfx[2]});
   // lse: H = diag(s) - s s^T with s = softmax(x)
   double const den = std::exp(0.5) + std::exp(1.0) + std::exp(2.0);
   double const s[3] = {std::exp(0.5) / den, std::exp(1.0) / den, std::exp(2.0) / den};
   std::vector<double> hess;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) hess.push_back((i == j ? s[i] : 0.0) - s[i] * s[j]);
-  check_tensor(H, hess);
-  check_tensor(H2, hess);
-  check_tensor(y, fx);
-  check_tensor(Jv, {dfx[0], 0, 0});
-  check_tensor(y2, fx);
-  check_tensor(vjp_fn(v), {dfx[0], 0, 0});
-  check_tensor(vjp_fn(tensor<double>{0.0, 1.0, 1.0}), {0, dfx[1], dfx[2]});  // callable again
+  check_values(H, hess);
+  check_values(H2, hess);
+  check_values(y, fx);
+  check_values(Jv, {dfx[0], 0, 0});
+  check_values(y2, fx);
+  check_values(vjp_fn(v), {dfx[0], 0, 0});
+  check_values(vjp_fn(tensor<double>{0.0, 1.0, 1.0}), {0, dfx[1], dfx[2]});  // callable again
   CHECK(close(l, std::log(den)));
-  check_tensor(Hv, {hess[0], hess[3], hess[6]});
+  check_values(Hv, {hess[0], hess[3], hess[6]});
   // net(x, y) = x y elementwise, y = f(x): the jvp along (v, v) is v y + x v
-  check_tensor(out, {0.5 * fx[0], fx[1], 2.0 * fx[2]});
-  check_tensor(jvp_, {fx[0] + 0.5, 0, 0});
-  check_tensor(out1, {0.5 * fx[0], fx[1], 2.0 * fx[2]});
-  check_tensor(jvp1, {fx[0] + 0.5, 0, 0});
-  check_tensor(aux, {0.5 + fx[0], 1.0 + fx[1], 2.0 + fx[2]});
-  check_tensor(out2, {0.5 * fx[0], fx[1], 2.0 * fx[2]});
+  check_values(out, {0.5 * fx[0], fx[1], 2.0 * fx[2]});
+  check_values(jvp_, {fx[0] + 0.5, 0, 0});
+  check_values(out1, {0.5 * fx[0], fx[1], 2.0 * fx[2]});
+  check_values(jvp1, {fx[0] + 0.5, 0, 0});
+  check_values(aux, {0.5 + fx[0], 1.0 + fx[1], 2.0 + fx[2]});
+  check_values(out2, {0.5 * fx[0], fx[1], 2.0 * fx[2]});
   auto const [gx, gy] = vjp_fn2(v);
-  check_tensor(gx, {fx[0], 0, 0});
-  check_tensor(gy, {0.5, 0, 0});
+  check_values(gx, {fx[0], 0, 0});
+  check_values(gy, {0.5, 0, 0});
   // softplus' = the logistic function, in reverse mode as in forward mode
   var<double> t = 0.7;
   var<double> sp = softplus(t);

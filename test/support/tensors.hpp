@@ -4,6 +4,7 @@
 
 #include <adx/tensor/tensor.hpp>
 #include <string>
+#include <vector>
 
 #include "support/check.hpp"
 
@@ -21,6 +22,16 @@ inline void check_tensor(adx::tensor<double> const& t, nlohmann::json const& wan
   REQUIRE(t.shape() == adx::shape::from(dims.begin(), dims.end()));
   auto const w = data(want);
   for (std::size_t i = 0; i < w.size(); ++i) CHECK(close(t[i], w[i], rtol, 1e-12));
+}
+
+/// t has want's number of elements, each close to want's (shape not compared).
+inline void check_values(adx::tensor<double> const& t, std::vector<double> const& want, double rtol = 1e-12,
+                         double atol = 1e-12) {
+  REQUIRE(t.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    INFO("element " << i << ": " << t[i] << " vs " << want[i]);
+    CHECK(close(t[i], want[i], rtol, atol));
+  }
 }
 
 /// The message of the E (an adx error type) that f throws, or "no error"; other exceptions
