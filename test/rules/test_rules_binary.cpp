@@ -92,6 +92,73 @@ TEST_CASE("documented edges of binary rules hold in every mode: fmax/fmin, max/m
                {"NaN x: NaN, partials 0", nan, 3.0, nan, 0, 0}});
 }
 
+// A nested number carries first derivatives at two levels: the inner one inside the value, the
+// outer one from the partials. At a tie of max/min both must give each side 1/2; when the value
+// was one side whole, the inner level gave that side everything.
+TEST_CASE("max and min ties: every nesting level gives each side 1/2") {
+  using namespace adx;
+  auto check_levels = [](char const* what, auto const& f, double x0, double y0, double gx, double gy) {
+    INFO(what);
+    {  // dual<dual>: x seeded at both levels, then y
+      using D2 = dual<dual<double>>;
+      D2 const rx = f(detail::seed_all_levels<2>(x0), D2(y0));
+      CHECK(rx.value().tangent() == gx);
+      CHECK(rx.tangent().value() == gx);
+      CHECK(rx.tangent().tangent() == 0.0);
+      D2 const ry = f(D2(x0), detail::seed_all_levels<2>(y0));
+      CHECK(ry.value().tangent() == gy);
+      CHECK(ry.tangent().value() == gy);
+    }
+    {  // var<dual>: the value's tangent along x against the adjoints
+      tape_scope<var<dual<double>>> s;
+      var<dual<double>> x = dual<double>(x0, 1.0), y = dual<double>(y0, 0.0);
+      var<dual<double>> r = f(x, y);
+      CHECK(r.value().tangent() == gx);
+      backward(r);
+      CHECK(x.adjoint().value() == gx);
+      CHECK(y.adjoint().value() == gy);
+      CHECK(x.adjoint().tangent() == 0.0);
+    }
+    {  // var<var>: the inner tape's gradient of the value against the outer gradient
+      tape_scope<var<var<double>>> s;
+      var<var<double>> x = x0, y = y0;
+      var<var<double>> r = f(x, y);
+      backward(r);
+      CHECK(primal(x.adjoint()) == gx);
+      CHECK(primal(y.adjoint()) == gy);
+      backward(r.value());
+      CHECK(x.value().adjoint() == gx);
+      CHECK(y.value().adjoint() == gy);
+    }
+    {  // dual<var>: the tangent against the inner tape's gradient of the value
+      tape_scope<dual<var<double>>> s;
+      dual<var<double>> x(var<double>(x0), 1.0), y(var<double>(y0), 0.0);
+      dual<var<double>> r = f(x, y);
+      CHECK(primal(r.tangent()) == gx);
+      var<double> v = r.value();
+      backward(v);
+      CHECK(x.value().adjoint() == gx);
+      CHECK(y.value().adjoint() == gy);
+    }
+  };
+  double const inf = std::numeric_limits<double>::infinity();
+  auto mx = [](auto const& x, auto const& y) { return max(x, y); };
+  auto mn = [](auto const& x, auto const& y) { return min(x, y); };
+  check_levels("max tie", mx, 2.0, 2.0, 0.5, 0.5);
+  check_levels("min tie", mn, -1.5, -1.5, 0.5, 0.5);
+  check_levels("max tie at 0 (relu-like)", mx, 0.0, 0.0, 0.5, 0.5);
+  check_levels("max tie at +inf", mx, inf, inf, 0.5, 0.5);
+  check_levels("max without a tie", mx, 3.0, 2.0, 1.0, 0.0);
+  check_levels("min without a tie", mn, 3.0, 2.0, 0.0, 1.0);
+  // the value itself stays the plain max at every level, zero's sign included
+  using D2 = dual<dual<double>>;
+  CHECK(std::signbit(primal(max(D2(-0.0), D2(-0.0)))));
+  CHECK(primal(max(detail::seed_all_levels<2>(1e-310), D2(1e-310))) == 1e-310);
+  D2 const relu_like = max(detail::seed_all_levels<2>(0.0), 0.0);  // a plain number on one side
+  CHECK(relu_like.value().tangent() == 0.5);
+  CHECK(relu_like.tangent().value() == 0.5);
+}
+
 TEST_CASE("documented edges of unary rules: rounding is connected with derivative 0, round is half away from 0") {
   auto check_zero = [](char const* what, auto const& f, double x0, double value) {
     INFO(what);

@@ -332,6 +332,83 @@ TEST_CASE("tensor: non-differentiable points of reductions (reference)") {
   }
 }
 
+// amax/amin share tied extremes 1/3 each here. In a nested mode the value's own derivatives must
+// share them too (the inner level), not follow the first extreme while the outer level splits.
+// Likewise the norm's zero subgradient at 0, where sqrt'(0) = inf made the inner level NaN (torch's
+// forward mode gives 0 there as well).
+TEST_CASE("tensor: amax/amin ties and the norm at zero: every nesting level agrees") {
+  std::vector<double> const x0{3.0, 1.0, 3.0, 3.0}, v{1.0, 2.0, 4.0, 8.0};
+  double const mean = (1.0 / 3.0) * 1.0 + (1.0 / 3.0) * 4.0 + (1.0 / 3.0) * 8.0;  // the tied tangents
+  for (bool const is_max : {true, false}) {
+    INFO(std::string(is_max ? "amax" : "amin"));
+    std::vector<double> x = x0;
+    if (!is_max)
+      for (double& e : x) e = -e;
+    auto reduce = [&](auto const& t) { return is_max ? amax(t) : amin(t); };
+    {  // dual<dual>: tangents v at both levels
+      tensor<dual<dual<double>>> t(shape{4});
+      for (std::size_t j = 0; j < 4; ++j)
+        t.data()[j] = dual<dual<double>>(dual<double>(x[j], v[j]), dual<double>(v[j], 0.0));
+      dual<dual<double>> const r = reduce(t);
+      CHECK(r.value().value() == x[0]);
+      CHECK(close(r.value().tangent(), mean, 1e-15, 0));
+      CHECK(close(r.tangent().value(), mean, 1e-15, 0));
+      CHECK(r.tangent().tangent() == 0.0);
+    }
+    {  // var<dual>: the value's tangent and the adjoints
+      tape_scope<var<dual<double>>> s;
+      tensor<dual<double>> d(shape{4});
+      for (std::size_t j = 0; j < 4; ++j) d.data()[j] = dual<double>(x[j], v[j]);
+      tensor<var<dual<double>>> const t(d);
+      var<dual<double>> r = reduce(t);
+      CHECK(close(r.value().tangent(), mean, 1e-15, 0));
+      backward(r);
+      auto const g = adjoints(t);
+      for (std::size_t j = 0; j < 4; ++j) {
+        CHECK(g[j].value() == (j == 1 ? 0.0 : 1.0 / 3.0));
+        CHECK(g[j].tangent() == 0.0);
+      }
+    }
+    {  // var<var>: the inner tape's gradient of the value against the outer gradient
+      tape_scope<var<var<double>>> s;
+      tensor<var<var<double>>> const t(tensor<double>(shape{4}, x));
+      var<var<double>> r = reduce(t);
+      backward(r);
+      auto const g = adjoints(t);
+      var<double> inner = r.value();
+      backward(inner);
+      for (std::size_t j = 0; j < 4; ++j) {
+        double const share = j == 1 ? 0.0 : 1.0 / 3.0;
+        CHECK(primal(g[j]) == share);
+        CHECK(t.data()[j].value().adjoint() == share);
+      }
+    }
+  }
+  {  // the norm at zero: dual<dual>, then var<dual> and var<var>
+    tensor<dual<dual<double>>> t(shape{2});
+    for (std::size_t j = 0; j < 2; ++j)
+      t.data()[j] = dual<dual<double>>(dual<double>(0.0, v[j]), dual<double>(v[j], 0.0));
+    dual<dual<double>> const r = norm(t);
+    CHECK(r.value().value() == 0.0);
+    CHECK(r.value().tangent() == 0.0);
+    CHECK(r.tangent().value() == 0.0);
+    CHECK(r.tangent().tangent() == 0.0);
+    tape_scope<var<dual<double>>> s;
+    tensor<var<dual<double>>> const tv(
+        tensor<dual<double>>(shape{2}, {dual<double>(0.0, 1.0), dual<double>(0.0, 2.0)}));
+    var<dual<double>> rv = norm(tv);
+    CHECK(rv.value().tangent() == 0.0);
+    backward(rv);
+    CHECK(adjoints(tv)[0].value() == 0.0);
+    tape_scope<var<var<double>>> s2;
+    tensor<var<var<double>>> const tw(tensor<double>(shape{2}, {0.0, 0.0}));
+    var<var<double>> rw = norm(tw);
+    var<double> inner = rw.value();
+    backward(inner);
+    CHECK(tw.data()[0].value().adjoint() == 0.0);
+    CHECK(tw.data()[1].value().adjoint() == 0.0);
+  }
+}
 TEST_CASE("tensor: softmax cross-entropy and the 2-layer tanh MLP with MSE (reference)") {
   {
     auto const& c = reference_case("softmax_cross_entropy_mean");

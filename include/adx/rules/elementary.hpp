@@ -548,12 +548,19 @@ struct relu_rule {  // d = 1 if x > 0 else 0; NaN in, NaN out (with d = 1), as t
     return cst<T>(passes(x) ? 1 : 0);
   }
 };
+// max and min at a tie: the partials give each side 1/2, and so must the
+// value's own derivatives when the value is an AD number (a nested mode). Returning one side
+// whole would give that side the inner level's whole derivative while the outer level splits
+// it. The value is therefore max/min of the two one level down, a tie there as well, down to
+// the plain number, which is either side (they compare equal).
 struct max_rule {  // ties: 1/2 each; NaN in either argument: NaN with zero partials
   static constexpr char const* name = "max";
   template <class T, class X, class Y>
   static T value_as(X const& x, Y const& y) {
     innermost_t<T> a = primal_of(x), b = primal_of(y);  // an int operand is compared as T's number
     if (a != a || b != b) return cst<T>(std::numeric_limits<innermost_t<T>>::quiet_NaN());
+    if constexpr (!std::is_arithmetic_v<T>)
+      if (a == b) return T(max(to_value<T>(x), to_value<T>(y)));  // a tie: see above max_rule
     return a >= b ? to_value<T>(x) : to_value<T>(y);
   }
   template <std::size_t I, class X, class Y, class T>
@@ -569,6 +576,8 @@ struct min_rule {  // ties: 1/2 each; NaN in either argument: NaN with zero part
   static T value_as(X const& x, Y const& y) {
     innermost_t<T> a = primal_of(x), b = primal_of(y);  // an int operand is compared as T's number
     if (a != a || b != b) return cst<T>(std::numeric_limits<innermost_t<T>>::quiet_NaN());
+    if constexpr (!std::is_arithmetic_v<T>)
+      if (a == b) return T(min(to_value<T>(x), to_value<T>(y)));  // a tie: see above max_rule
     return a <= b ? to_value<T>(x) : to_value<T>(y);
   }
   template <std::size_t I, class X, class Y, class T>

@@ -120,15 +120,33 @@ struct first_extreme_reduction {
 
 /// amax / amin, max(t) / min(t): the value of first_extreme_reduction (NaN propagates), but the
 /// gradient is shared evenly between the tied extremes (torch's max() and amax/amin).
+/// Over AD numbers (a nested mode), tied extremes make the value the same reduction of the line
+/// one level down, so that the value's own derivatives share the ties as the partials do (see
+/// max_rule in rules/elementary.hpp).
 template <bool Max>
 struct extreme_reduction : first_extreme_reduction<Max> {
   template <class T>
+  static std::size_t ties(std::span<T const> x, innermost_t<T> m) {
+    std::size_t t = 0;
+    for (auto const& e : x) t += primal_of(e) == m;
+    return t;
+  }
+  template <class T>
+  static T value(std::span<T const> x) {
+    T const& v = x[first_extreme_reduction<Max>::position(x)];
+    if constexpr (!std::is_arithmetic_v<T>)
+      if (ties(x, primal_of(v)) > 1) {
+        auto const line = tensor<T>::generate(shape{x.size()}, [&](std::size_t j) { return x[j]; });
+        return Max ? amax(line) : amin(line);
+      }
+    return v;
+  }
+  template <class T>
   static void partials(std::span<T const> x, T const& v, T* p) {
     auto const m = primal_of(v);
-    std::size_t ties = 0;
-    for (auto const& e : x) ties += primal_of(e) == m;
-    for (std::size_t j = 0; j < x.size(); ++j)
-      p[j] = constant<T>(primal_of(x[j]) == m ? 1.0 / static_cast<double>(ties) : 0.0);
+    std::size_t const t = ties(x, m);  // 0 when the value is NaN: every partial is 0
+    double const share = t ? 1.0 / static_cast<double>(t) : 0.0;
+    for (std::size_t j = 0; j < x.size(); ++j) p[j] = constant<T>(primal_of(x[j]) == m ? share : 0.0);
   }
 };
 
@@ -191,6 +209,12 @@ struct norm_reduction {
     using std::sqrt;
     T s = constant<T>(0);
     for (auto const& v : x) s = s + v * v;
+    if constexpr (!std::is_arithmetic_v<T>)
+      if (primal_of(s) == 0) {  // sqrt'(0) would make the inner level's derivatives NaN: the
+                                // norm one level down has the zero subgradient there as well
+        auto const line = tensor<T>::generate(shape{x.size()}, [&](std::size_t j) { return x[j]; });
+        return norm(line);
+      }
     return to_value<T>(sqrt(s));
   }
   /// x / ||x||, and zero at ||x|| = 0 (torch's subgradient).
