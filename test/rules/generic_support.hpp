@@ -34,6 +34,52 @@ struct binary_fn {
   }
 };
 
+/// The same number, or both NaN (an edge's derivative may be NaN; it must be NaN at every level).
+inline bool same_or_both_nan(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return a == b || close(a, b, 1e-14, 1e-300);
+}
+
+/// A first derivative as each level of a nested number gives it, for f(x, y) along x: the inner
+/// level (the value's own derivative) and the outer level (the partials), in dual<dual>,
+/// var<dual> and var<var>. y is a plain number: a nested constant's zero tangent times an
+/// infinite partial would be NaN in forward mode at the inner level only (docs/derivative_rules.md
+/// documents it). Every level must give the same number, also at the edges (ties, zeros, poles,
+/// infinities), where a value that is one operand whole, or a formula with another derivative,
+/// would make the inner level disagree.
+struct level_derivs {
+  char const* mode;
+  double inner, outer;
+};
+template <class F>
+std::vector<level_derivs> first_derivative_by_level(F const& f, double x0, double y0) {
+  using namespace adx;
+  std::vector<level_derivs> out;
+  {
+    using D2 = dual<dual<double>>;
+    D2 const r = f(detail::seed_all_levels<2>(x0), y0);
+    out.push_back({"dual<dual>", r.value().tangent(), r.tangent().value()});
+  }
+  {
+    tape_scope<var<dual<double>>> s;
+    var<dual<double>> x = dual<double>(x0, 1.0);
+    var<dual<double>> r = f(x, y0);
+    backward(r);
+    out.push_back({"var<dual>", r.value().tangent(), x.adjoint().value()});
+  }
+  {
+    tape_scope<var<var<double>>> s;
+    var<var<double>> x = x0;
+    var<var<double>> r = f(x, y0);
+    backward(r);
+    double const outer = primal(x.adjoint());
+    var<double> v = r.value();
+    backward(v);
+    out.push_back({"var<var>", x.value().adjoint(), outer});
+  }
+  return out;
+}
+
 inline bool all_finite(std::array<double, 5> const& d) {
   for (double v : d)
     if (!std::isfinite(v)) return false;

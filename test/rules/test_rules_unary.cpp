@@ -34,3 +34,22 @@ TEST_CASE("every unary rule agrees across modes and with finite differences to 4
   });
   CHECK(checked >= 120);
 }
+
+TEST_CASE("every unary rule: each nesting level gives the same first derivative, edges included") {
+  double const inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  int checked = 0;
+  boost::mp11::mp_for_each<adx::all_unary_rules>([&](auto rule) {
+    using Rule = decltype(rule);
+    unary_fn<Rule> const f;
+    auto const g = [&f](auto const& x, auto const&) { return f(x); };
+    for (double x0 : {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, -3.0, 1e-310, 1e300, -1e300, inf, -inf, nan}) {
+      INFO(std::string(Rule::name) << " at x = " << x0);
+      for (auto const& l : first_derivative_by_level(g, x0, 0.0)) {
+        INFO("mode " << std::string(l.mode) << ": inner " << l.inner << ", outer " << l.outer);
+        CHECK(same_or_both_nan(l.inner, l.outer));
+        ++checked;
+      }
+    }
+  });
+  CHECK(checked > 1000);
+}

@@ -409,6 +409,48 @@ TEST_CASE("tensor: amax/amin ties and the norm at zero: every nesting level agre
     CHECK(tw.data()[1].value().adjoint() == 0.0);
   }
 }
+
+// The same for every reduction over all elements, on lines with edges: in dual<dual> with every
+// element's tangent 1, 2, 3, ... at both levels, the value's own tangent (the inner level) and
+// the outer tangent (the partials) must be the same number, or both NaN.
+TEST_CASE("tensor: every reduction's inner and outer derivatives agree at the edges") {
+  double const inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  using D2 = dual<dual<double>>;
+  std::vector<std::vector<double>> const lines{{0.0, 0.0},      {2.0, 2.0, 1.0}, {-inf, -inf}, {inf, 1.0},
+                                               {0.0, 1.0, 0.0}, {nan, 1.0},      {-0.0, 0.0},  {3.0}};
+  auto const reductions =
+      std::make_tuple([](auto const& t) { return sum(t); }, [](auto const& t) { return mean(t); },
+                      [](auto const& t) { return prod(t); }, [](auto const& t) { return amax(t); },
+                      [](auto const& t) { return amin(t); }, [](auto const& t) { return max(t); },
+                      [](auto const& t) { return logsumexp(t); }, [](auto const& t) { return norm(t); });
+  int checked = 0;
+  std::apply(
+      [&](auto const&... red) {
+        int which = 0;
+        (
+            [&](auto const& reduce) {
+              ++which;
+              for (auto const& line : lines) {
+                tensor<D2> t(shape{line.size()});
+                for (std::size_t j = 0; j < line.size(); ++j) {
+                  double const v = static_cast<double>(j + 1);
+                  t.data()[j] = D2(dual<double>(line[j], v), dual<double>(v, 0.0));
+                }
+                D2 const r = reduce(t);
+                INFO("reduction " << which << " of line " << line.size() << " starting " << line[0]);
+                double const inner = r.value().tangent(), outer = r.tangent().value();
+                if (std::isnan(inner) || std::isnan(outer))
+                  CHECK((std::isnan(inner) && std::isnan(outer)));
+                else
+                  CHECK(close(inner, outer, 1e-15, 0));
+                ++checked;
+              }
+            }(red),
+            ...);
+      },
+      reductions);
+  CHECK(checked == 64);
+}
 TEST_CASE("tensor: softmax cross-entropy and the 2-layer tanh MLP with MSE (reference)") {
   {
     auto const& c = reference_case("softmax_cross_entropy_mean");

@@ -67,25 +67,30 @@ struct mean_reduction {
 
 struct prod_reduction {
   static constexpr char const* name = "prod";
+  // Products start from the first factor, not from a constant 1: over AD numbers, 1 * x has the
+  // derivative 0 * x + 1 * x', which is NaN where x is infinite.
   template <class T>
   static T value(std::span<T const> x) {
-    T r = constant<T>(1);
-    for (auto const& v : x) r = r * v;
+    if (x.empty()) return constant<T>(1);
+    T r = x[0];
+    for (std::size_t j = 1; j < x.size(); ++j) r = r * x[j];
     return r;
   }
   /// p_j = product of the others (prefix times suffix): exact at zeros.
   template <class T>
   static void partials(std::span<T const> x, T const&, T* p) {
-    T acc = constant<T>(1);
-    for (std::size_t j = 0; j < x.size(); ++j) {
-      p[j] = acc;
-      acc = acc * x[j];
-    }
-    acc = constant<T>(1);
-    for (std::size_t j = x.size(); j-- > 0;) {
+    std::size_t const n = x.size();
+    if (n == 0) return;
+    p[0] = constant<T>(1);  // prefixes first: p_j = x_0 ... x_{j-1}
+    if (n > 1) p[1] = x[0];
+    for (std::size_t j = 2; j < n; ++j) p[j] = p[j - 1] * x[j - 1];
+    if (n == 1) return;
+    T acc = x[n - 1];  // then each times its suffix x_{j+1} ... x_{n-1} (p_0's prefix is empty)
+    for (std::size_t j = n - 1; j-- > 1;) {
       p[j] = p[j] * acc;
       acc = acc * x[j];
     }
+    p[0] = acc;
   }
 };
 
@@ -134,11 +139,14 @@ struct extreme_reduction : first_extreme_reduction<Max> {
   template <class T>
   static T value(std::span<T const> x) {
     T const& v = x[first_extreme_reduction<Max>::position(x)];
-    if constexpr (!std::is_arithmetic_v<T>)
+    if constexpr (!std::is_arithmetic_v<T>) {
+      // NaN: every partial is 0, so the value is a NaN without derivatives (not the NaN element)
+      if (std::isnan(primal_of(v))) return constant<T>(primal_of(v));
       if (ties(x, primal_of(v)) > 1) {
         auto const line = tensor<T>::generate(shape{x.size()}, [&](std::size_t j) { return x[j]; });
         return Max ? amax(line) : amin(line);
       }
+    }
     return v;
   }
   template <class T>
