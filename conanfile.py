@@ -12,8 +12,8 @@ profile, as in conan/profiles/debian12). Conan generates no CMake files for a pl
 requirement, so the CMakeDeps config of adx includes small build modules
 (cmake/conan/adxConanBoost.cmake, adxConanCBLAS.cmake): each links adx::adx to the dependency
 Conan already provided, or, when Conan provided none, finds the system one the way adx's own
-adxConfig.cmake does (find_package(Boost), adxFindCBLAS.cmake). With with_sleef=True a third,
-adxConanSLEEF.cmake, finds the system SLEEF (adxFindSLEEF.cmake).
+adxConfig.cmake does (find_package(Boost), adxFindLibraries.cmake). With with_sleef=True a third,
+adxConanSLEEF.cmake, finds the system SLEEF (adxFindLibraries.cmake).
 """
 import os
 import re
@@ -62,8 +62,7 @@ class AdxConan(ConanFile):
         copy(self, "*.hpp", src=os.path.join(self.source_folder, "include"),
              dst=os.path.join(self.package_folder, "include"))
         cmake_dir = os.path.join(self.package_folder, self._cmake_modules_dir)
-        copy(self, "adxFindCBLAS.cmake", src=os.path.join(self.source_folder, "cmake"), dst=cmake_dir)
-        copy(self, "adxFindSLEEF.cmake", src=os.path.join(self.source_folder, "cmake"), dst=cmake_dir)
+        copy(self, "adxFindLibraries.cmake", src=os.path.join(self.source_folder, "cmake"), dst=cmake_dir)
         copy(self, "*.cmake", src=os.path.join(self.source_folder, "cmake", "conan"), dst=cmake_dir)
 
     @property

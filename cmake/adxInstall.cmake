@@ -14,10 +14,9 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/adxConfig.cmake.in ${P
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/adxConfigVersion.cmake COMPATIBILITY SameMinorVersion
                                  ARCH_INDEPENDENT)
 install(FILES ${PROJECT_BINARY_DIR}/adxConfig.cmake ${PROJECT_BINARY_DIR}/adxConfigVersion.cmake
-              ${PROJECT_SOURCE_DIR}/cmake/adxFindCBLAS.cmake ${PROJECT_SOURCE_DIR}/cmake/adxFindSLEEF.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/adxFindLibraries.cmake
         DESTINATION ${ADX_INSTALL_CMAKEDIR})
 
 # The build tree is a usable package too (adx_DIR=<build dir>), without installing.
 export(EXPORT adxTargets NAMESPACE adx:: FILE ${PROJECT_BINARY_DIR}/adxTargets.cmake)
-configure_file(${PROJECT_SOURCE_DIR}/cmake/adxFindCBLAS.cmake ${PROJECT_BINARY_DIR}/adxFindCBLAS.cmake COPYONLY)
-configure_file(${PROJECT_SOURCE_DIR}/cmake/adxFindSLEEF.cmake ${PROJECT_BINARY_DIR}/adxFindSLEEF.cmake COPYONLY)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/adxFindLibraries.cmake ${PROJECT_BINARY_DIR}/adxFindLibraries.cmake COPYONLY)

@@ -9,9 +9,9 @@
 #           the build tree as a package (adx_DIR); add_subdirectory (BLAS ON and OFF);
 #           FetchContent from a file:// archive of this tree
 #   conan:  conan create with conan/profiles/debian12 (Boost and OpenBLAS from Debian as
-#           [platform_requires]), with_blas True and False, offline (--no-remote). Conan comes
-#           from PyPI into a venv kept in ~/.cache/adx (ADX_CONAN_VENV overrides), with its own
-#           CONAN_HOME in the work folder.
+#           [platform_requires]), with_blas True and False, and with_sleef True (SLEEF from the
+#           system), offline (--no-remote). Conan comes from PyPI into a venv kept in
+#           ~/.cache/adx (ADX_CONAN_VENV overrides), with its own CONAN_HOME in the work folder.
 #
 # Expects the Debian packages scripts/dev.sh installs (scripts/dev.sh consumers runs this after
 # installing them). Work folder: build-consumers/ (ADX_CONSUMERS_DIR overrides); logs in logs/.
@@ -93,7 +93,7 @@ fetchcontent() {  # an archive of the tree (tracked and new files, as git sees t
   configure_build_run test/consumers/fetchcontent "$out/fetchcontent" -DADX_URL="file://$archive"
 }
 
-conan_create() {  # with_blas True|False
+conan_create() {  # with_blas True|False, with_sleef True|False
   # The venv is kept between runs in the user's cache (a pip install of Conan takes 10 s); its
   # CONAN_HOME, and so every package, is the work folder's, made afresh each run.
   local venv=${ADX_CONAN_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/adx/conan-venv-${conan_spec//[^A-Za-z0-9.]/_}}
@@ -106,7 +106,7 @@ conan_create() {  # with_blas True|False
   export CONAN_HOME=$out/conan-home
   "$venv/bin/conan" --version
   "$venv/bin/conan" create . -pr:a conan/profiles/debian12 --no-remote -c tools.build:jobs=1 \
-    -o "adx/*:with_blas=$1"
+    -o "adx/*:with_blas=$1" -o "adx/*:with_sleef=$2"
 }
 
 # Two lanes at once (each check builds one small program on one core); within a lane the
@@ -123,12 +123,13 @@ cmake_lane2() {
   check add_subdirectory-blas-OFF subdirectory OFF
 }
 conan_lane() {
-  check conan-with_blas-True conan_create True
-  check conan-with_blas-False conan_create False
+  check conan-with_blas-True conan_create True False
+  check conan-with_blas-False conan_create False False
+  check conan-with_sleef-True conan_create True True
 }
 case "$what" in
   all)
-    expected=8
+    expected=9
     (cmake_lane1) &
     (conan_lane && cmake_lane2) &
     ;;
@@ -138,7 +139,7 @@ case "$what" in
     (cmake_lane2) &
     ;;
   conan)
-    expected=2
+    expected=3
     (conan_lane) &
     ;;
 esac

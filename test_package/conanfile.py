@@ -21,8 +21,9 @@ class AdxTestPackageConan(ConanFile):
 
     def generate(self):
         tc = CMakeToolchain(self)
-        # what the program must see in ADX_WITH_BLAS
+        # what the program must see in ADX_WITH_BLAS and ADX_WITH_SLEEF
         tc.cache_variables["ADX_EXPECT_BLAS"] = bool(self.dependencies["adx"].options.with_blas)
+        tc.cache_variables["ADX_EXPECT_SLEEF"] = bool(self.dependencies["adx"].options.with_sleef)
         tc.generate()
 
     def build(self):
