@@ -2,6 +2,7 @@
 // heavy nested instantiations build in parallel): finite differences and rule call wrappers.
 #pragma once
 
+#include <doctest/doctest.h>
 #include <adx/adx.hpp>
 #include <boost/mp11/algorithm.hpp>
 
@@ -78,6 +79,19 @@ std::vector<level_derivs> first_derivative_by_level(F const& f, double x0, doubl
     out.push_back({"var<var>", x.value().adjoint(), outer});
   }
   return out;
+}
+
+/// Checks that every level gives the same first derivative of f along x at (x0, y0); returns
+/// the number of comparisons.
+template <class F>
+int check_levels_agree(F const& f, double x0, double y0, char const* along) {
+  int n = 0;
+  for (auto const& l : first_derivative_by_level(f, x0, y0)) {
+    INFO(along << ", mode " << std::string(l.mode) << ": inner " << l.inner << ", outer " << l.outer);
+    CHECK(same_or_both_nan(l.inner, l.outer));
+    ++n;
+  }
+  return n;
 }
 
 inline bool all_finite(std::array<double, 5> const& d) {
