@@ -110,8 +110,8 @@ conan_create() {  # with_blas True|False, with_sleef True|False
 }
 
 # Two lanes at once (each check builds one small program on one core); within a lane the
-# order matters: the build tree is the one `installed ON` configured, and the second Conan
-# check reuses the first one's venv.
+# order matters: the build tree is the one `installed ON` configured, and the later Conan
+# checks reuse the first one's venv.
 cmake_lane1() {
   check find_package-blas-ON installed ON
   check find_package-build-tree build_tree

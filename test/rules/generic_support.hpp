@@ -43,7 +43,7 @@ inline bool same_or_both_nan(double a, double b) {
 
 /// A first derivative as each level of a nested number gives it, for f(x, y) along x: the inner
 /// level (the value's own derivative) and the outer level (the partials), in dual<dual>,
-/// var<dual> and var<var>. y is a plain number: a nested constant's zero tangent times an
+/// var<dual>, var<var> and dual<var>. y is a plain number: a nested constant's zero tangent times an
 /// infinite partial would be NaN in forward mode at the inner level only (docs/derivative_rules.md
 /// documents it). Every level must give the same number, also at the edges (ties, zeros, poles,
 /// infinities), where a value that is one operand whole, or a formula with another derivative,
@@ -77,6 +77,14 @@ std::vector<level_derivs> first_derivative_by_level(F const& f, double x0, doubl
     var<double> v = r.value();
     backward(v);
     out.push_back({"var<var>", x.value().adjoint(), outer});
+  }
+  {  // the tangent (outer) against the inner tape's gradient of the value
+    tape_scope<dual<var<double>>> s;
+    dual<var<double>> x(var<double>(x0), 1.0);
+    dual<var<double>> r = f(x, y0);
+    var<double> v = r.value();
+    backward(v);
+    out.push_back({"dual<var>", x.value().adjoint(), primal(r.tangent())});
   }
   return out;
 }

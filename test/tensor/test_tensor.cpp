@@ -412,17 +412,25 @@ TEST_CASE("tensor: amax/amin ties and the norm at zero: every nesting level agre
 
 // The same for every reduction over all elements, on lines with edges: in dual<dual> with every
 // element's tangent 1, 2, 3, ... at both levels, the value's own tangent (the inner level) and
-// the outer tangent (the partials) must be the same number, or both NaN.
+// the outer tangent (the partials) must be the same number, or both NaN; in var<var> likewise
+// each element's inner and outer adjoint.
 TEST_CASE("tensor: every reduction's inner and outer derivatives agree at the edges") {
   double const inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   using D2 = dual<dual<double>>;
   std::vector<std::vector<double>> const lines{{0.0, 0.0},      {2.0, 2.0, 1.0}, {-inf, -inf}, {inf, 1.0},
                                                {0.0, 1.0, 0.0}, {nan, 1.0},      {-0.0, 0.0},  {3.0}};
-  auto const reductions =
-      std::make_tuple([](auto const& t) { return sum(t); }, [](auto const& t) { return mean(t); },
-                      [](auto const& t) { return prod(t); }, [](auto const& t) { return amax(t); },
-                      [](auto const& t) { return amin(t); }, [](auto const& t) { return max(t); },
-                      [](auto const& t) { return logsumexp(t); }, [](auto const& t) { return norm(t); });
+  auto const same_or_both_nan = [](double inner, double outer) {
+    INFO("inner " << inner << ", outer " << outer);
+    if (std::isnan(inner) || std::isnan(outer))
+      CHECK((std::isnan(inner) && std::isnan(outer)));
+    else
+      CHECK(close(inner, outer, 1e-15, 0));
+  };
+  auto const reductions = std::make_tuple(
+      [](auto const& t) { return sum(t); }, [](auto const& t) { return mean(t); },
+      [](auto const& t) { return prod(t); }, [](auto const& t) { return amax(t); },
+      [](auto const& t) { return amin(t); }, [](auto const& t) { return max(t); }, [](auto const& t) { return min(t); },
+      [](auto const& t) { return logsumexp(t); }, [](auto const& t) { return norm(t); });
   int checked = 0;
   std::apply(
       [&](auto const&... red) {
@@ -438,18 +446,24 @@ TEST_CASE("tensor: every reduction's inner and outer derivatives agree at the ed
                 }
                 D2 const r = reduce(t);
                 INFO("reduction " << which << " of line " << line.size() << " starting " << line[0]);
-                double const inner = r.value().tangent(), outer = r.tangent().value();
-                if (std::isnan(inner) || std::isnan(outer))
-                  CHECK((std::isnan(inner) && std::isnan(outer)));
-                else
-                  CHECK(close(inner, outer, 1e-15, 0));
+                same_or_both_nan(r.value().tangent(), r.tangent().value());
+                // var<var>: per element, the inner tape's gradient of the value against the outer
+                tape_scope<var<var<double>>> s;
+                tensor<var<var<double>>> const tv(tensor<double>(shape{line.size()}, line));
+                var<var<double>> rv = reduce(tv);
+                backward(rv);
+                auto const outer = adjoints(tv);
+                var<double> inner = rv.value();
+                backward(inner);
+                for (std::size_t j = 0; j < line.size(); ++j)
+                  same_or_both_nan(tv.data()[j].value().adjoint(), primal(outer[j]));
                 ++checked;
               }
             }(red),
             ...);
       },
       reductions);
-  CHECK(checked == 64);
+  CHECK(checked == 72);
 }
 TEST_CASE("tensor: softmax cross-entropy and the 2-layer tanh MLP with MSE (reference)") {
   {

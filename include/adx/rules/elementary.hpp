@@ -552,14 +552,14 @@ struct relu_rule {  // d = 1 if x > 0 else 0; NaN in, NaN out (with d = 1), as t
 // value's own derivatives when the value is an AD number (a nested mode). Returning one side
 // whole would give that side the inner level's whole derivative while the outer level splits
 // it. The value is therefore max/min of the two one level down, a tie there as well, down to
-// the plain number, which is either side (they compare equal).
+// the plain numbers, where x is returned (as without a tie: -0 and +0 tie, and give x).
 struct max_rule {  // ties: 1/2 each; NaN in either argument: NaN with zero partials
   static constexpr char const* name = "max";
   template <class T, class X, class Y>
   static T value_as(X const& x, Y const& y) {
     innermost_t<T> a = primal_of(x), b = primal_of(y);  // an int operand is compared as T's number
     if (a != a || b != b) return cst<T>(std::numeric_limits<innermost_t<T>>::quiet_NaN());
-    if constexpr (!std::is_arithmetic_v<T>)
+    if constexpr (ad_scalar<T>)
       if (a == b) return T(max(to_value<T>(x), to_value<T>(y)));  // a tie: see above max_rule
     return a >= b ? to_value<T>(x) : to_value<T>(y);
   }
@@ -576,7 +576,7 @@ struct min_rule {  // ties: 1/2 each; NaN in either argument: NaN with zero part
   static T value_as(X const& x, Y const& y) {
     innermost_t<T> a = primal_of(x), b = primal_of(y);  // an int operand is compared as T's number
     if (a != a || b != b) return cst<T>(std::numeric_limits<innermost_t<T>>::quiet_NaN());
-    if constexpr (!std::is_arithmetic_v<T>)
+    if constexpr (ad_scalar<T>)
       if (a == b) return T(min(to_value<T>(x), to_value<T>(y)));  // a tie: see above max_rule
     return a <= b ? to_value<T>(x) : to_value<T>(y);
   }

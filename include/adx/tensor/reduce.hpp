@@ -139,7 +139,7 @@ struct extreme_reduction : first_extreme_reduction<Max> {
   template <class T>
   static T value(std::span<T const> x) {
     T const& v = x[first_extreme_reduction<Max>::position(x)];
-    if constexpr (!std::is_arithmetic_v<T>) {
+    if constexpr (ad_scalar<T>) {
       // NaN: every partial is 0, so the value is a NaN without derivatives (not the NaN element)
       if (std::isnan(primal_of(v))) return constant<T>(primal_of(v));
       if (ties(x, primal_of(v)) > 1) {
@@ -217,7 +217,7 @@ struct norm_reduction {
     using std::sqrt;
     T s = constant<T>(0);
     for (auto const& v : x) s = s + v * v;
-    if constexpr (!std::is_arithmetic_v<T>)
+    if constexpr (ad_scalar<T>)
       if (primal_of(s) == 0) {  // sqrt'(0) would make the inner level's derivatives NaN: the
                                 // norm one level down has the zero subgradient there as well
         auto const line = tensor<T>::generate(shape{x.size()}, [&](std::size_t j) { return x[j]; });
@@ -669,7 +669,7 @@ template <tensor_operand X>
 auto softmax(X const& x, long axis = -1, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   auto const t = eval(x);
-  auto const m = stop_gradient(amax(t, axis, true));
+  auto const m = stop_gradient(max(t, axis, true));  // any extreme: max(t, axis) takes the first
   auto const e = eval(exp(t - m));
   return eval(e / sum(e, axis, true));
 }
