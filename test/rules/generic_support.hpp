@@ -43,11 +43,12 @@ inline bool same_or_both_nan(double a, double b) {
 
 /// A first derivative as each level of a nested number gives it, for f(x, y) along x: the inner
 /// level (the value's own derivative) and the outer level (the partials), in dual<dual>,
-/// var<dual>, var<var> and dual<var>. y is a plain number: a nested constant's zero tangent times an
-/// infinite partial would be NaN in forward mode at the inner level only (docs/derivative_rules.md
-/// documents it). Every level must give the same number, also at the edges (ties, zeros, poles,
-/// infinities), where a value that is one operand whole, or a formula with another derivative,
-/// would make the inner level disagree.
+/// var<dual>, var<var> and dual<var>, after plain dual and var (one level, given as both). y is
+/// a plain number: a nested constant's zero tangent times an infinite partial would be NaN in
+/// forward mode at the inner level only (docs/derivative_rules.md documents it). Every level of
+/// every mode must give the same number, also at the edges (ties, zeros, poles, infinities),
+/// where a value that is one operand whole, or a formula with another derivative, would make
+/// the inner level disagree.
 struct level_derivs {
   char const* mode;
   double inner, outer;
@@ -56,6 +57,15 @@ template <class F>
 std::vector<level_derivs> first_derivative_by_level(F const& f, double x0, double y0) {
   using namespace adx;
   std::vector<level_derivs> out;
+  {  // the two plain modes: one level each
+    dual<double> const r = f(dual<double>(x0, 1.0), y0);
+    out.push_back({"dual", r.tangent(), r.tangent()});
+    tape_scope<var<double>> s;
+    var<double> x = x0;
+    var<double> v = f(x, y0);
+    backward(v);
+    out.push_back({"var", x.adjoint(), x.adjoint()});
+  }
   {
     using D2 = dual<dual<double>>;
     D2 const r = f(detail::seed_all_levels<2>(x0), y0);
@@ -94,9 +104,13 @@ std::vector<level_derivs> first_derivative_by_level(F const& f, double x0, doubl
 template <class F>
 int check_levels_agree(F const& f, double x0, double y0, char const* along) {
   int n = 0;
-  for (auto const& l : first_derivative_by_level(f, x0, y0)) {
-    INFO(along << ", mode " << std::string(l.mode) << ": inner " << l.inner << ", outer " << l.outer);
+  auto const levels = first_derivative_by_level(f, x0, y0);
+  double const ref = levels.front().outer;  // plain dual
+  for (auto const& l : levels) {
+    INFO(along << ", mode " << std::string(l.mode) << ": inner " << l.inner << ", outer " << l.outer << ", dual "
+               << ref);
     CHECK(same_or_both_nan(l.inner, l.outer));
+    CHECK(same_or_both_nan(l.outer, ref));
     ++n;
   }
   return n;
