@@ -465,6 +465,66 @@ TEST_CASE("tensor: every reduction's inner and outer derivatives agree at the ed
       reductions);
   CHECK(checked == 72);
 }
+
+// Axis reductions, softmax and log_softmax on rows with edges (a tie, zeros, infinities, NaN):
+// the directional derivative along v must be the same number (or NaN) in tensor<dual> (forward),
+// tensor<var> (the gradient times v), and at both levels of tensor<dual<dual>>.
+TEST_CASE("tensor: axis reductions and softmax agree across modes and levels at the edges") {
+  double const inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  using D2 = dual<dual<double>>;
+  std::vector<std::vector<double>> const rows{{2.0, 2.0, 1.0}, {0.0, 0.0, 0.0}, {-inf, -inf, 0.5},
+                                              {inf, 1.0, 0.0}, {nan, 1.0, 2.0}, {1.0, -1.0, 3.0}};
+  std::vector<double> const v{1.0, 2.0, 4.0};  // no zero, so that 0 * inf cannot differ by mode
+  tensor<double> const w(shape{3}, {1.0, 2.0, 3.0});
+  auto const functions = std::make_tuple([](auto const& t, auto const&) { return sum(amax(t, 1)); },
+                                         [](auto const& t, auto const&) { return sum(amin(t, 1)); },
+                                         [](auto const& t, auto const&) { return sum(max(t, 1)); },
+                                         [](auto const& t, auto const&) { return sum(prod(t, 1)); },
+                                         [](auto const& t, auto const&) { return sum(mean(t, 1)); },
+                                         [](auto const& t, auto const&) { return sum(norm(t, 1)); },
+                                         [](auto const& t, auto const&) { return sum(logsumexp(t, 1)); },
+                                         [](auto const& t, auto const& w) { return sum(softmax(t, 1) * w); },
+                                         [](auto const& t, auto const& w) { return sum(log_softmax(t, 1) * w); });
+  auto const agree = [](double a, double b) {
+    if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+    return close(a, b, 1e-14, 1e-300);
+  };
+  int checked = 0;
+  std::apply(
+      [&](auto const&... fs) {
+        int which = 0;
+        (
+            [&](auto const& f) {
+              ++which;
+              for (auto const& row : rows) {
+                INFO("function " << which << ", row starting " << row[0] << ", " << row[1]);
+                tensor<dual<double>> td(shape{1, 3});
+                for (std::size_t j = 0; j < 3; ++j) td.data()[j] = dual<double>(row[j], v[j]);
+                double const forward = dual<double>(f(td, w)).tangent();
+                tape_scope<var<double>> s;
+                tensor<var<double>> const tv(tensor<double>(shape{1, 3}, row));
+                var<double> r = f(tv, w);
+                backward(r);
+                auto const g = adjoints(tv);
+                double reverse = 0;
+                for (std::size_t j = 0; j < 3; ++j) reverse += g[j] * v[j];
+                tensor<D2> t2(shape{1, 3});
+                for (std::size_t j = 0; j < 3; ++j)
+                  t2.data()[j] = D2(dual<double>(row[j], v[j]), dual<double>(v[j], 0.0));
+                D2 const r2 = f(t2, w);
+                INFO("forward " << forward << ", reverse " << reverse << ", inner " << r2.value().tangent()
+                                << ", outer " << r2.tangent().value());
+                CHECK(agree(reverse, forward));
+                CHECK(agree(r2.value().tangent(), forward));
+                CHECK(agree(r2.tangent().value(), forward));
+                ++checked;
+              }
+            }(fs),
+            ...);
+      },
+      functions);
+  CHECK(checked == 54);
+}
 TEST_CASE("tensor: softmax cross-entropy and the 2-layer tanh MLP with MSE (reference)") {
   {
     auto const& c = reference_case("softmax_cross_entropy_mean");
