@@ -1,13 +1,12 @@
 // The README's C++ examples, run. Each ```cpp block of README.md has a test case below that holds
 // its lines as they are printed there, comments included, with what they need around them (a
 // lambda the README only names, a recording) and checks of the values its comments state. The
-// first test case keeps the two in step: the lines of the README's blocks, in their order, must
-// be lines of this file in the same order (runs of blanks aside), so an example or a value in a
-// comment that is changed there and not here fails the suite, as does an example that stops
-// compiling.
+// last test case keeps the two in step: each block's lines (runs of blanks aside) must be, in
+// their order, lines of one test case's verbatim regions (between `clang-format off` and `on`),
+// the blocks in the README's order, so an example or a value in a comment that is changed there
+// and not here fails the suite, as does an example that stops compiling.
 #include <doctest/doctest.h>
 
-#include <adx/adx.hpp>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -17,12 +16,17 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
+
+// clang-format off
+#include <adx/adx.hpp>
+using namespace adx;
+// clang-format on
 
 #include "support/check.hpp"
 #include "support/tensors.hpp"
 
-using namespace adx;
 using adx_test::check_values;
 using adx_test::close;
 
@@ -53,40 +57,6 @@ std::vector<std::string> lines_of(std::filesystem::path const& file) {
 }
 
 }  // namespace
-
-TEST_CASE("README: the lines of its C++ examples are lines of this file, in the same order") {
-  std::vector<std::string> tested;
-  for (std::string const& line : lines_of(std::filesystem::path(ADX_SOURCE_DIR) / "test/docs/test_readme.cpp"))
-    tested.push_back(normalised(line));
-  std::vector<std::string> const lines = lines_of(std::filesystem::path(ADX_SOURCE_DIR) / "README.md");
-  std::size_t blocks = 0, checked = 0, at = 0;  // at: where the search for the next line starts
-  std::ostringstream missing;
-  bool in_block = false;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    std::string const line = normalised(lines[i]);
-    if (!in_block) {
-      in_block = line == "```cpp";
-      blocks += in_block;
-      continue;
-    }
-    if (line.starts_with("```")) {
-      in_block = false;
-      continue;
-    }
-    if (line.empty()) continue;
-    ++checked;
-    auto const found = std::find(tested.begin() + static_cast<std::ptrdiff_t>(at), tested.end(), line);
-    if (found == tested.end())
-      missing << "\n  README.md:" << i + 1 << ": " << line;
-    else
-      at = static_cast<std::size_t>(found - tested.begin()) + 1;
-  }
-  CHECK_FALSE(in_block);  // every block is closed
-  CHECK(blocks >= 7);
-  CHECK(checked >= 80);
-  CHECK_MESSAGE(missing.str().empty(),
-                "README lines not in test/docs/test_readme.cpp (or not in the README's order):" << missing.str());
-}
 
 // ---- ## Forward mode ------------------------------------------------------------------------
 
@@ -380,4 +350,73 @@ backward(y);                           // throws adx::anomaly_error:
   CHECK(what.find(", through statement " + std::to_string(iy) + ", mul(sqrt(x), c), recorded at ") !=
         std::string::npos);
   CHECK(what.ends_with(": its partial with respect to operand 1 is inf and its adjoint is 1"));
+}
+
+// ---- the check that keeps README.md and this file in step -------------------------------------
+
+TEST_CASE("README: each C++ example is in one test case below, verbatim and in the same order") {
+  // this file's verbatim regions (between clang-format off and on), per test case; a region at
+  // namespace scope (unindented: the includes, a struct) belongs to the test case after it
+  std::vector<std::vector<std::string>> cases;
+  std::vector<std::string> pending;
+  bool verbatim = false, outside = false;
+  for (std::string const& raw : lines_of(std::filesystem::path(ADX_SOURCE_DIR) / "test/docs/test_readme.cpp")) {
+    std::string const line = normalised(raw);
+    if (line.starts_with("TEST_CASE(")) cases.push_back(std::exchange(pending, {}));
+    if (line == "// clang-format off" || line == "// clang-format on") {
+      verbatim = line.ends_with("off");
+      outside = raw.starts_with("//");
+      continue;
+    }
+    if (verbatim) (outside || cases.empty() ? pending : cases.back()).push_back(line);
+  }
+  // the README's blocks: each line with its line number
+  std::vector<std::vector<std::pair<std::size_t, std::string>>> blocks;
+  std::vector<std::string> const lines = lines_of(std::filesystem::path(ADX_SOURCE_DIR) / "README.md");
+  bool in_block = false;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string const line = normalised(lines[i]);
+    if (!in_block) {
+      in_block = line == "```cpp";
+      if (in_block) blocks.emplace_back();
+    } else if (line.starts_with("```")) {
+      in_block = false;
+    } else if (!line.empty()) {
+      blocks.back().emplace_back(i + 1, line);
+    }
+  }
+  CHECK_FALSE(in_block);  // every block is closed
+  CHECK(blocks.size() >= 7);
+  // The lines of block b not found, in order, among the verbatim lines of case c.
+  auto const unmatched = [&](std::size_t b, std::size_t c) {
+    std::vector<std::pair<std::size_t, std::string>> out;
+    auto at = cases[c].begin();
+    for (auto const& [number, line] : blocks[b]) {
+      auto const found = std::find(at, cases[c].end(), line);
+      if (found == cases[c].end())
+        out.emplace_back(number, line);
+      else
+        at = found + 1;
+    }
+    return out;
+  };
+  // each block in the first case from the last one's on that holds all its lines in order
+  std::size_t c = 0, checked = 0;
+  std::ostringstream missing;
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    checked += blocks[b].size();
+    std::size_t k = c;
+    while (k < cases.size() && !unmatched(b, k).empty()) ++k;
+    if (k < cases.size()) {
+      c = k + 1;
+      continue;
+    }
+    // not found: name the lines that the next case lacks
+    missing << "\n  the example at README.md:" << blocks[b].front().first << ": no test case from number " << c + 1
+            << " on has all its lines, in order, in a clang-format off region; number " << c + 1 << " lacks:";
+    if (c < cases.size())
+      for (auto const& [number, line] : unmatched(b, c)) missing << "\n    README.md:" << number << ": " << line;
+  }
+  CHECK(checked >= 80);
+  CHECK_MESSAGE(missing.str().empty(), "README examples not in test/docs/test_readme.cpp:" << missing.str());
 }
