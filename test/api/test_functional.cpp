@@ -438,6 +438,22 @@ TEST_CASE("check_grad passes on correct functions, first and second order") {
     CHECK(r4.blocks[1 + k].output == k);
     CHECK(r4.blocks[1 + k].max_abs_error < 1e-6);
   }
+  // a [2, 3] output of two inputs of different sizes: every output element's four Hessian
+  // blocks, per output element, then per pair of inputs (the passes are shared between the
+  // elements, so each block's slice of them is checked here)
+  auto const r5 = check_grad([](auto const& a, auto const& b) { return eval(outer(a * a, sin(b)) * sum(a * b[0])); },
+                             std::make_tuple(tensor<double>{0.5, -1.5}, tensor<double>{0.3, 2.0, -0.7}), 2);
+  CHECK(r5.passed);
+  REQUIRE(r5.blocks.size() == 2 + 6 * 4);
+  for (std::size_t k = 0; k < 6; ++k)
+    for (std::size_t p = 0; p < 4; ++p) {
+      auto const& b = r5.blocks[2 + 4 * k + p];
+      CHECK(b.order == 2);
+      CHECK(b.output == k);
+      CHECK(b.input == p / 2);
+      CHECK(b.input2 == p % 2);
+      CHECK(b.max_abs_error < 1e-6);
+    }
 }
 
 TEST_CASE("check_grad fails on a wrong custom rule and names the first disagreeing element") {

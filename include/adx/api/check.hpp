@@ -199,32 +199,19 @@ void check_first_order(F const& f, Tup const& xs, bool packed, grad_check_option
   (std::make_index_sequence<std::tuple_size_v<Tup>>{});
 }
 
-/// The Hessian's place in the report: which output element, of which output shape.
-struct output_place {
-  shape out;
-  std::size_t element = 0;
-};
-
-template <std::size_t I, std::size_t J, class F, class Tup, class HFR, class HRR>
-void check_hessian_block(F const& f, Tup const& xs, HFR const& hfr, HRR const& hrr, bool packed, output_place const& at,
-                         grad_check_options const& opt, grad_check_report& report) {
-  auto const fr = as_doubles(std::get<J>(std::get<I>(hfr)));
-  auto const rr = as_doubles(std::get<J>(hrr));
-  shape const in_i = fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs));
-  shape const in_j = fkind_of<std::tuple_element_t<J, Tup>>::shape_of(std::get<J>(xs));
-  std::size_t const ni = in_i.size(), nj = in_j.size();
-  std::vector<double> fd(ni * nj);
-  for (std::size_t b = 0; b < nj; ++b) {
-    auto const up = as_doubles(shifted_gradient<I>(f, xs, J, b, opt.eps));
-    auto const dn = as_doubles(shifted_gradient<I>(f, xs, J, b, -opt.eps));
-    for (std::size_t a = 0; a < ni; ++a) fd[a * nj + b] = (up[a] - dn[a]) / (2 * opt.eps);
-  }
+/// One block of order 2: d^2 out_k / dx_I dx_J by forward over reverse (fr) and reverse over
+/// reverse (rr) against the central difference of the gradient (fd), each row-major over
+/// (elements of x_I) x (elements of x_J).
+inline void check_hessian_block(std::size_t k, std::size_t I, std::size_t J, shape const& out, shape const& in_i,
+                                shape const& in_j, std::vector<double> const& fr, std::vector<double> const& rr,
+                                std::vector<double> const& fd, bool packed, grad_check_options const& opt,
+                                grad_check_report& report) {
   grad_check_block block;
   block.order = 2;
   block.input = I;
   block.input2 = J;
-  block.output = at.element;
-  element_namer const name{at.out, in_i, in_j, I, J, packed, 2, at.element};
+  block.output = k;
+  element_namer const name{out, in_i, in_j, I, J, packed, 2, k};
   block_checker c{opt, report, block};
   c.compare(fr, "forward over reverse", fd, "the central difference of the gradient", name);
   c.compare(rr, "reverse over reverse", fd, "the central difference of the gradient", name);
@@ -232,7 +219,8 @@ void check_hessian_block(F const& f, Tup const& xs, HFR const& hfr, HRR const& h
   report.blocks.push_back(block);
 }
 
-/// The gradient with respect to input I, as a function of all inputs (for reverse over reverse).
+/// The reverse-mode Jacobian block d out / d x_I, as a function of all inputs (for reverse over
+/// reverse).
 template <std::size_t I, class F>
 struct gradient_of_input {
   F const& f;
@@ -242,18 +230,7 @@ struct gradient_of_input {
   }
 };
 
-template <std::size_t I, class F, class Tup, class HFR>
-void check_hessian_row(F const& f, Tup const& xs, HFR const& hfr, bool packed, output_place const& at,
-                       grad_check_options const& opt, grad_check_report& report) {
-  auto const hrr = jacobian_reverse(gradient_of_input<I, F>{f}, xs);  // reverse over reverse
-  [&]<std::size_t... J>(std::index_sequence<J...>) {
-    (check_hessian_block<I, J>(f, xs, hfr, hrr, packed, at, opt, report), ...);
-  }
-  (std::make_index_sequence<std::tuple_size_v<Tup>>{});
-}
-
-/// Element k of f's output, as a function of the same inputs: a scalar function whose Hessian
-/// the order-2 check takes.
+/// Element k of f's output, as a function of the same inputs.
 template <class F>
 struct output_element_function {
   F const& f;
@@ -265,23 +242,83 @@ struct output_element_function {
   }
 };
 
-template <class F, class Tup>
-void check_output_hessian(F const& f, Tup const& xs, bool packed, output_place const& at, grad_check_options const& opt,
-                          grad_check_report& report) {
-  auto const hfr = hessian_impl(f, xs);  // forward over reverse
-  [&]<std::size_t... I>(std::index_sequence<I...>) { (check_hessian_row<I>(f, xs, hfr, packed, at, opt, report), ...); }
-  (std::make_index_sequence<std::tuple_size_v<Tup>>{});
+/// For inputs I and J: the central differences of the reverse Jacobian block d out / d x_I along
+/// x_J, stored as [(k * ni + a) * nj + b] for output element k.
+template <std::size_t I, std::size_t J, class F, class Tup>
+void second_order_differences(F const& f, Tup const& xs, std::size_t m, double eps, std::vector<double>& fd) {
+  std::size_t const ni = fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs)).size();
+  std::size_t const nj = fkind_of<std::tuple_element_t<J, Tup>>::shape_of(std::get<J>(xs)).size();
+  fd.assign(m * ni * nj, 0.0);
+  for (std::size_t b = 0; b < nj; ++b) {
+    auto const up = as_doubles(shifted_gradient<I>(f, xs, J, b, eps));
+    auto const dn = as_doubles(shifted_gradient<I>(f, xs, J, b, -eps));
+    for (std::size_t ka = 0; ka < m * ni; ++ka) fd[ka * nj + b] = (up[ka] - dn[ka]) / (2 * eps);
+  }
 }
 
-/// Every output element's Hessian (f at the inputs' numbers tells how many elements there are).
+/// Row I of every output element's Hessian by reverse over reverse, into rr[I * N + J] as
+/// [(k * ni + a) * nj + b]: one recording of element k's gradient in x_I per output element (a
+/// recording of all their gradients at once would make every one of its sweeps run through all
+/// of them), and the central differences.
+template <std::size_t I, class F, class Tup>
+void second_order_row(F const& f, Tup const& xs, std::size_t m, double eps, std::vector<std::vector<double>>& rr,
+                      std::vector<std::vector<double>>& fd) {
+  constexpr std::size_t N = std::tuple_size_v<Tup>;
+  for (std::size_t k = 0; k < m; ++k) {
+    using G = output_element_function<F>;
+    auto const hrr = jacobian_reverse(gradient_of_input<I, G>{G{f, k}}, xs);
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (([&](auto const& block) {
+         auto const v = as_doubles(block);
+         auto& dst = rr[I * N + J];
+         if (k == 0) dst.assign(m * v.size(), 0.0);
+         std::copy(v.begin(), v.end(), dst.begin() + static_cast<std::ptrdiff_t>(k * v.size()));
+       }(std::get<J>(hrr))),
+       ...);
+    }
+    (std::make_index_sequence<N>{});
+  }
+  [&]<std::size_t... J>(std::index_sequence<J...>) {
+    (second_order_differences<I, J>(f, xs, m, eps, fd[I * N + J]), ...);
+  }
+  (std::make_index_sequence<N>{});
+}
+
+/// Second derivatives of every output element, all from shared passes: forward over reverse
+/// records f once per input element and sweeps once per output element; reverse over reverse
+/// records the Jacobian block of each input once and sweeps once per element of it; the central
+/// differences take two reverse Jacobians per input element. Taking each output element on
+/// its own would record m times as often. Blocks are reported per output element, then per
+/// pair of inputs.
 template <class F, class Tup>
 void check_second_order(F const& f, Tup const& xs, bool packed, grad_check_options const& opt,
                         grad_check_report& report) {
+  constexpr std::size_t N = std::tuple_size_v<Tup>;
   auto const y = evaluated(call_unpacked(f, xs));
   using YK = fkind_of<decltype(y)>;
-  // a scalar output has the empty shape: its one element is named "d^2 out / ..."
-  for (std::size_t k = 0; k < YK::size(y); ++k)
-    check_output_hessian(output_element_function<F>{f, k}, xs, packed, output_place{YK::shape_of(y), k}, opt, report);
+  std::size_t const m = YK::size(y);
+  if (m == 0) return;                 // no element: nothing to compare
+  shape const out = YK::shape_of(y);  // a scalar output has the empty shape: "d^2 out / ..."
+  auto const fr = output_hessians(f, xs, m, false);
+  std::vector<shape> in(N);
+  std::vector<std::vector<double>> rr(N * N), fd(N * N);  // [I * N + J][(k * ni + a) * nj + b]
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    ((in[I] = fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))), ...);
+    (second_order_row<I>(f, xs, m, opt.eps, rr, fd), ...);
+  }
+  (std::make_index_sequence<N>{});
+  for (std::size_t k = 0; k < m; ++k)
+    for (std::size_t I = 0; I < N; ++I)
+      for (std::size_t J = 0; J < N; ++J) {
+        std::size_t const size = in[I].size() * in[J].size();
+        auto const slice = [&](std::vector<double> const& v) {
+          return std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(k * size),
+                                     v.begin() + static_cast<std::ptrdiff_t>((k + 1) * size));
+        };
+        std::vector<double> const fk(fr[k][I][J].begin(), fr[k][I][J].end());
+        check_hessian_block(k, I, J, out, in[I], in[J], fk, slice(rr[I * N + J]), slice(fd[I * N + J]), packed, opt,
+                            report);
+      }
 }
 
 }  // namespace detail

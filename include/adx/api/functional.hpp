@@ -313,18 +313,25 @@ auto unpack_if_single(Out&& o) {
 
 // ---- hessian -------------------------------------------------------------------------------
 
+/// Second derivatives of every element of f's output by forward over reverse: one recording per
+/// input element (the column whose tangent is one), one sweep per output element.
+/// blocks[k][i][j]: d^2 y_k / dx_i dx_j, row-major (elements of x_i) x (elements of x_j). f must
+/// give m output elements; `single` says that m is 1 because hessian asks (its message then).
+template <class R>
+using hessian_blocks = std::vector<std::vector<std::vector<std::vector<R>>>>;
+
 template <class F, class Tup>
-auto hessian_impl(F const& f, Tup const& xs) {
+auto output_hessians(F const& f, Tup const& xs, std::size_t m, bool single) {
   using R = inputs_element_t<Tup>;
   using D = dual<R>;
   using S = var<D>;
   constexpr std::size_t N = std::tuple_size_v<Tup>;
   enable_grad recording_on;
   auto const n = input_sizes(xs);
-  // blocks[i][j]: d^2 f / dx_i dx_j, row-major (elements of x_i) x (elements of x_j)
-  std::vector<std::vector<std::vector<R>>> blocks(N, std::vector<std::vector<R>>(N));
-  for (std::size_t i = 0; i < N; ++i)
-    for (std::size_t j = 0; j < N; ++j) blocks[i][j].assign(n[i] * n[j], constant<R>(0));
+  hessian_blocks<R> blocks(m, std::vector<std::vector<std::vector<R>>>(N, std::vector<std::vector<R>>(N)));
+  for (auto& bk : blocks)
+    for (std::size_t i = 0; i < N; ++i)
+      for (std::size_t j = 0; j < N; ++j) bk[i][j].assign(n[i] * n[j], constant<R>(0));
   for (std::size_t jb = 0; jb < N; ++jb) {
     for (std::size_t e = 0; e < n[jb]; ++e) {  // column e of input jb: tangent one there
       frame_guard<D> frame;
@@ -333,31 +340,45 @@ auto hessian_impl(F const& f, Tup const& xs) {
       });
       auto const y = evaluated(call_unpacked(f, xv));
       using YK = fkind_of<decltype(y)>;
-      if (YK::size(y) != 1)
-        throw value_error(
-            "adx: functional::hessian: The Tensor returned by the function given to hessian should contain a single "
-            "element (it has shape " +
-            YK::shape_of(y).str() + ")");
-      S const y0 = output_element<S>(YK::at(y, 0));
-      if (y0.index() == 0) continue;  // a constant: zero Hessian
-      backward(y0);
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        (
-            [&] {
-              auto const& x = std::get<I>(xv);
-              using XK = fkind_of<decltype(x)>;
-              for (std::size_t a = 0; a < n[I]; ++a) blocks[I][jb][a * n[jb] + e] = XK::at(x, a).adjoint().tangent();
-            }(),
-            ...);
+      if (YK::size(y) != m) {
+        if (single)
+          throw value_error(
+              "adx: functional::hessian: The Tensor returned by the function given to hessian should contain a "
+              "single element (it has shape " +
+              YK::shape_of(y).str() + ")");
+        throw error("adx: check_grad: f returned outputs of different sizes");
       }
-      (std::make_index_sequence<N>{});
+      for (std::size_t k = 0; k < m; ++k) {
+        S const yk = output_element<S>(YK::at(y, k));
+        if (yk.index() == 0) continue;  // a constant: zero Hessian
+        backward(yk);
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          (
+              [&] {
+                auto const& x = std::get<I>(xv);
+                using XK = fkind_of<decltype(x)>;
+                for (std::size_t a = 0; a < n[I]; ++a)
+                  blocks[k][I][jb][a * n[jb] + e] = XK::at(x, a).adjoint().tangent();
+              }(),
+              ...);
+        }
+        (std::make_index_sequence<N>{});
+      }
     }
   }
+  return blocks;
+}
+
+template <class F, class Tup>
+auto hessian_impl(F const& f, Tup const& xs) {
+  using R = inputs_element_t<Tup>;
+  constexpr std::size_t N = std::tuple_size_v<Tup>;
+  auto const blocks = output_hessians(f, xs, 1, true);
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     auto row = [&]<std::size_t Ii>(std::integral_constant<std::size_t, Ii>) {
       auto const si = fkind_of<std::tuple_element_t<Ii, Tup>>::shape_of(std::get<Ii>(xs));
-      return std::make_tuple(
-          tensor<R>(concat(si, fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))), blocks[Ii][I])...);
+      return std::make_tuple(tensor<R>(concat(si, fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))),
+                                       blocks[0][Ii][I])...);
     };
     return std::make_tuple(row(std::integral_constant<std::size_t, I>{})...);
   }
