@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace adx_test {
@@ -17,6 +18,17 @@ inline bool close(double a, double b, double rtol = 1e-12, double atol = 1e-12) 
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
   if (std::isinf(a) || std::isinf(b)) return a == b;
   return std::abs(a - b) <= atol + rtol * std::abs(b);
+}
+
+/// Calls f(i, e) for each element e of a tuple (of lambdas, say), i counting from 1.
+template <class Tuple, class F>
+void for_each_numbered(Tuple const& t, F&& f) {
+  std::apply(
+      [&](auto const&... e) {
+        int i = 0;
+        (f(++i, e), ...);
+      },
+      t);
 }
 
 #define ADX_CHECK_CLOSE(a, b, rtol, atol)                     \

@@ -419,50 +419,35 @@ TEST_CASE("tensor: every reduction's inner and outer derivatives agree at the ed
   using D2 = dual<dual<double>>;
   std::vector<std::vector<double>> const lines{{0.0, 0.0},      {2.0, 2.0, 1.0}, {-inf, -inf}, {inf, 1.0},
                                                {0.0, 1.0, 0.0}, {nan, 1.0},      {-0.0, 0.0},  {3.0}};
-  auto const same_or_both_nan = [](double inner, double outer) {
-    INFO("inner " << inner << ", outer " << outer);
-    if (std::isnan(inner) || std::isnan(outer))
-      CHECK((std::isnan(inner) && std::isnan(outer)));
-    else
-      CHECK(close(inner, outer, 1e-15, 0));
-  };
   auto const reductions = std::make_tuple(
       [](auto const& t) { return sum(t); }, [](auto const& t) { return mean(t); },
       [](auto const& t) { return prod(t); }, [](auto const& t) { return amax(t); },
       [](auto const& t) { return amin(t); }, [](auto const& t) { return max(t); }, [](auto const& t) { return min(t); },
       [](auto const& t) { return logsumexp(t); }, [](auto const& t) { return norm(t); });
   int checked = 0;
-  std::apply(
-      [&](auto const&... red) {
-        int which = 0;
-        (
-            [&](auto const& reduce) {
-              ++which;
-              for (auto const& line : lines) {
-                tensor<D2> t(shape{line.size()});
-                for (std::size_t j = 0; j < line.size(); ++j) {
-                  double const v = static_cast<double>(j + 1);
-                  t.data()[j] = D2(dual<double>(line[j], v), dual<double>(v, 0.0));
-                }
-                D2 const r = reduce(t);
-                INFO("reduction " << which << " of line " << line.size() << " starting " << line[0]);
-                same_or_both_nan(r.value().tangent(), r.tangent().value());
-                // var<var>: per element, the inner tape's gradient of the value against the outer
-                tape_scope<var<var<double>>> s;
-                tensor<var<var<double>>> const tv(tensor<double>(shape{line.size()}, line));
-                var<var<double>> rv = reduce(tv);
-                backward(rv);
-                auto const outer = adjoints(tv);
-                var<double> inner = rv.value();
-                backward(inner);
-                for (std::size_t j = 0; j < line.size(); ++j)
-                  same_or_both_nan(tv.data()[j].value().adjoint(), primal(outer[j]));
-                ++checked;
-              }
-            }(red),
-            ...);
-      },
-      reductions);
+  adx_test::for_each_numbered(reductions, [&](int which, auto const& reduce) {
+    for (auto const& line : lines) {
+      INFO("reduction " << which << " of line " << line.size() << " starting " << line[0]);
+      tensor<D2> t(shape{line.size()});
+      for (std::size_t j = 0; j < line.size(); ++j) {
+        double const v = static_cast<double>(j + 1);
+        t.data()[j] = D2(dual<double>(line[j], v), dual<double>(v, 0.0));
+      }
+      D2 const r = reduce(t);
+      ADX_CHECK_CLOSE(r.value().tangent(), r.tangent().value(), 1e-15, 0);  // NaN only with NaN
+      // var<var>: per element, the inner tape's gradient of the value against the outer
+      tape_scope<var<var<double>>> s;
+      tensor<var<var<double>>> const tv(tensor<double>(shape{line.size()}, line));
+      var<var<double>> rv = reduce(tv);
+      backward(rv);
+      auto const outer = adjoints(tv);
+      var<double> inner = rv.value();
+      backward(inner);
+      for (std::size_t j = 0; j < line.size(); ++j)
+        ADX_CHECK_CLOSE(tv.data()[j].value().adjoint(), primal(outer[j]), 1e-15, 0);
+      ++checked;
+    }
+  });
   CHECK(checked == 72);
 }
 
@@ -485,44 +470,30 @@ TEST_CASE("tensor: axis reductions and softmax agree across modes and levels at 
                                          [](auto const& t, auto const&) { return sum(logsumexp(t, 1)); },
                                          [](auto const& t, auto const& w) { return sum(softmax(t, 1) * w); },
                                          [](auto const& t, auto const& w) { return sum(log_softmax(t, 1) * w); });
-  auto const agree = [](double a, double b) {
-    if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
-    return close(a, b, 1e-14, 1e-300);
-  };
   int checked = 0;
-  std::apply(
-      [&](auto const&... fs) {
-        int which = 0;
-        (
-            [&](auto const& f) {
-              ++which;
-              for (auto const& row : rows) {
-                INFO("function " << which << ", row starting " << row[0] << ", " << row[1]);
-                tensor<dual<double>> td(shape{1, 3});
-                for (std::size_t j = 0; j < 3; ++j) td.data()[j] = dual<double>(row[j], v[j]);
-                double const forward = dual<double>(f(td, w)).tangent();
-                tape_scope<var<double>> s;
-                tensor<var<double>> const tv(tensor<double>(shape{1, 3}, row));
-                var<double> r = f(tv, w);
-                backward(r);
-                auto const g = adjoints(tv);
-                double reverse = 0;
-                for (std::size_t j = 0; j < 3; ++j) reverse += g[j] * v[j];
-                tensor<D2> t2(shape{1, 3});
-                for (std::size_t j = 0; j < 3; ++j)
-                  t2.data()[j] = D2(dual<double>(row[j], v[j]), dual<double>(v[j], 0.0));
-                D2 const r2 = f(t2, w);
-                INFO("forward " << forward << ", reverse " << reverse << ", inner " << r2.value().tangent()
-                                << ", outer " << r2.tangent().value());
-                CHECK(agree(reverse, forward));
-                CHECK(agree(r2.value().tangent(), forward));
-                CHECK(agree(r2.tangent().value(), forward));
-                ++checked;
-              }
-            }(fs),
-            ...);
-      },
-      functions);
+  adx_test::for_each_numbered(functions, [&](int which, auto const& f) {
+    for (auto const& row : rows) {
+      INFO("function " << which << ", row starting " << row[0] << ", " << row[1]);
+      tensor<dual<double>> td(shape{1, 3});
+      for (std::size_t j = 0; j < 3; ++j) td.data()[j] = dual<double>(row[j], v[j]);
+      double const forward = dual<double>(f(td, w)).tangent();
+      tape_scope<var<double>> s;
+      tensor<var<double>> const tv(tensor<double>(shape{1, 3}, row));
+      var<double> r = f(tv, w);
+      backward(r);
+      auto const g = adjoints(tv);
+      double reverse = 0;
+      for (std::size_t j = 0; j < 3; ++j) reverse += g[j] * v[j];
+      tensor<D2> t2(shape{1, 3});
+      for (std::size_t j = 0; j < 3; ++j) t2.data()[j] = D2(dual<double>(row[j], v[j]), dual<double>(v[j], 0.0));
+      D2 const r2 = f(t2, w);
+      // the same number to 1e-14, or NaN in both (support/check.hpp's close)
+      ADX_CHECK_CLOSE(reverse, forward, 1e-14, 1e-300);
+      ADX_CHECK_CLOSE(r2.value().tangent(), forward, 1e-14, 1e-300);
+      ADX_CHECK_CLOSE(r2.tangent().value(), forward, 1e-14, 1e-300);
+      ++checked;
+    }
+  });
   CHECK(checked == 54);
 }
 TEST_CASE("tensor: softmax cross-entropy and the 2-layer tanh MLP with MSE (reference)") {
