@@ -412,6 +412,63 @@ TEST_CASE("custom_function on tensors: Jacobian, Hessian, against the built-in v
 
 // ---- check_grad -----------------------------------------------------------------------------
 
+// A vjp may compute its derivative with adx itself, in a recording of its own (adx::gradient,
+// functional::jacrev and tape_scope open one), while the backward sweep of the same thread's tape
+// is running. The inner gradient used to resize and zero the running sweep's adjoints: a
+// use-after-free, or, with the adjoint vector already large, a silently wrong gradient (the 7a
+// term below was lost). Backward on the recording being swept is an error.
+TEST_CASE("custom_function: a vjp that computes a gradient with adx while the sweep runs") {
+  auto cube = custom_function([](double x) { return x * x * x; }, [](auto x, auto dx) { return 3.0 * x * x * dx; },
+                              [](double x, double ybar) {
+                                auto const g = gradient(
+                                    [](auto const& v) {
+                                      var<double> acc = v[0] * v[0] * v[0];
+                                      for (int i = 0; i < 2000; ++i) acc = acc + 0.0 * v[0];  // a long inner tape
+                                      return acc;
+                                    },
+                                    std::vector{x});
+                                return g[0] * ybar;
+                              });
+  for (int round = 0; round < 2; ++round) {  // the second round with the adjoint vector already large
+    tape_scope<var<double>> scope;
+    var<double> a = 2.0, b = 5.0;
+    var<double> p = a * b;
+    var<double> y = cube(p) + 7.0 * a;  // y = (ab)^3 + 7a
+    backward(y);
+    CHECK(a.adjoint() == 1507.0);  // 3 (ab)^2 b + 7
+    CHECK(b.adjoint() == 600.0);   // 3 (ab)^2 a
+  }
+  // on tensors, through functional::jacrev inside the vjp
+  auto square = custom_function([](tensor<double> const& t) { return eval(t * t); },
+                                [](auto const& t, auto const& dt) { return eval(2.0 * t * dt); },
+                                [](tensor<double> const& t, tensor<double> const& ybar) {
+                                  auto const j = functional::jacrev([](auto const& u) { return eval(u * u); }, t);
+                                  return eval(matmul(ybar.reshape(shape{1, t.size()}), j).reshape(t.shape()));
+                                });
+  {
+    tape_scope<var<double>> scope;
+    tensor<var<double>> const x(tensor<double>{4.0, 8.5});
+    var<double> s = sum(square(x) + x);
+    backward(s);
+    check_values(adjoints(x), {9.0, 18.0});
+  }
+  // backward on the recording whose sweep is running: a clear error, not a clobbered sweep
+  tape_scope<var<double>> scope;
+  var<double> a = 2.0;
+  auto reenter = custom_function([](double x) { return 2.0 * x; }, [](auto, auto dx) { return 2.0 * dx; },
+                                 [&a](double, double ybar) {
+                                   backward(var<double>(a * 3.0));
+                                   return 2.0 * ybar;
+                                 });
+  var<double> y = reenter(a);
+  CHECK_THROWS_WITH_AS(backward(y),
+                       doctest::Contains("backward was called on a recording whose backward sweep is running"),
+                       gradient_error);
+  var<double> z = a * a;  // the tape is usable afterwards
+  backward(z);
+  CHECK(a.adjoint() == 4.0);
+}
+
 TEST_CASE("check_grad passes on correct functions, first and second order") {
   auto mlp = [](auto const& w) { return sum(tanh(matmul(tensor<double>{{0.5, -1.0}, {2.0, 0.1}}, w)) * w); };
   tensor<double> const w{{0.3, -0.2}, {0.1, 0.9}};

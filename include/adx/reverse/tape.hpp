@@ -336,11 +336,13 @@ class tape {
         frame{detail::new_epoch(), n_, arena_.position(), nonfinite_, nodes_.size(), node_mem_.position()});
     epoch_ = frames_.back().epoch;
     open_block_ = lone_variable_ = no_block;  // a recording starts with entries of its own
+    if (!sweeping_.empty()) frames_.back().paused = std::make_unique<sweep_state>(take_sweep_state());
   }
   /// Ends the innermost recording: its statements are dropped in O(1), its vars become stale.
   void pop_frame() {
     if (frames_.size() == 1) throw error("adx: tape::pop_frame without a matching push_frame");
     rewind_to(frames_.back());
+    if (frames_.back().paused) resume_sweep_state(std::move(*frames_.back().paused));
     frames_.pop_back();
     epoch_ = frames_.back().epoch;
   }
@@ -381,6 +383,11 @@ class tape {
 
   /// Zeroes the adjoints of statements 1..top and starts a sweep; add seeds, then sweep(top).
   void begin_sweep(index_type top) {
+    if (!sweeping_.empty() && sweeping_.back() == frames_.size())
+      throw gradient_error(
+          "adx: backward was called on a recording whose backward sweep is running (inside a custom_function's "
+          "vjp, say): compute a gradient there in a recording of its own (a tape_scope, or adx::gradient and the "
+          "functional APIs, which open one)");
     if (top > n_) throw gradient_error("adx: backward seed index beyond the end of the tape");
     top = through_node(top);
     if (adj_.size() < std::size_t{top} + 1) adj_.resize(std::size_t{top} + 1, detail::constant<T>(0));
@@ -401,6 +408,13 @@ class tape {
   /// Runs the sweep from statement top down to 1. With check_released, reaching an operation
   /// that an earlier sweep released (see release_reached) throws gradient_error.
   void sweep(index_type top, bool check_released = false) {
+    struct running {  // the recording being swept, while user code (a vjp) may run inside
+      std::vector<std::size_t>& on;
+      explicit running(std::vector<std::size_t>& s, std::size_t frame) : on(s) { on.push_back(frame); }
+      ~running() { on.pop_back(); }
+      running(running const&) = delete;
+      running& operator=(running const&) = delete;
+    } const guard(sweeping_, frames_.size());
     check_released_ = check_released;
     top = through_node(top);
     // With a non-finite partial or seed on the tape, follow reachability so that an unreached
@@ -518,6 +532,18 @@ class tape {
     if (k != 0 && detail::anomaly_mode()) note_origin(k, 1, operation, where);
   }
 
+  /// The state of a backward sweep: adjoints, seeds, reachability, stops. A recording opened
+  /// while a sweep of this tape is running (a gradient computed inside a custom_function's vjp)
+  /// gets a fresh one, and the running sweep's is kept here until that recording ends: the
+  /// sweep holds a pointer into its adjoints, which the inner gradient must neither resize nor
+  /// zero.
+  struct sweep_state {
+    std::vector<T> adj;
+    std::vector<index_type> seeds;
+    std::vector<std::uint8_t> reached, stops, released;
+    index_type swept = 0;
+    bool seed_finite = true, reached_valid = false, check_released = false, track_reached = false;
+  };
   struct frame {
     epoch_type epoch;
     index_type n;
@@ -525,7 +551,33 @@ class tape {
     bool nonfinite;
     std::size_t nodes;
     detail::node_memory::mark node_mem;
+    std::unique_ptr<sweep_state> paused = {};  ///< the running sweep's state, when opened during it
   };
+  sweep_state take_sweep_state() {
+    sweep_state s{std::move(adj_), std::move(seeds_), std::move(reached_), std::move(stops_), std::move(released_),
+                  swept_,          seed_finite_,      reached_valid_,      check_released_,   track_reached_};
+    adj_ = {};
+    seeds_ = {};
+    reached_ = {};
+    stops_ = {};
+    released_ = {};
+    swept_ = 0;
+    seed_finite_ = true;
+    reached_valid_ = check_released_ = track_reached_ = false;
+    return s;
+  }
+  void resume_sweep_state(sweep_state&& s) noexcept {
+    adj_ = std::move(s.adj);
+    seeds_ = std::move(s.seeds);
+    reached_ = std::move(s.reached);
+    stops_ = std::move(s.stops);
+    released_ = std::move(s.released);
+    swept_ = s.swept;
+    seed_finite_ = s.seed_finite;
+    reached_valid_ = s.reached_valid;
+    check_released_ = s.check_released;
+    track_reached_ = s.track_reached;
+  }
 
   ADX_ALWAYS_INLINE index_type next_index() {
     if (n_ == max_index) [[unlikely]]
@@ -833,6 +885,7 @@ class tape {
   bool check_released_ = false;
   bool reached_valid_ = false;
   std::vector<frame> frames_;
+  std::vector<std::size_t> sweeping_;      // the frame count of each sweep running (nested ones inside vjps)
   detail::node_memory node_mem_;           // the nodes' arrays and the nodes made by make_node
   std::vector<node_ptr<>> nodes_;          // (declared after node_mem_: destroyed before it)
   std::vector<statement_origin> origins_;  // anomaly mode only
