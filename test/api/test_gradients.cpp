@@ -2,6 +2,7 @@
 // several ys, stop_gradients, unconnected none/zero) and every argument error.
 #include <adx/adx.hpp>
 #include <string>
+#include <thread>
 
 #include "support/check.hpp"
 #include "support/tensors.hpp"
@@ -109,6 +110,35 @@ TEST_CASE("gradients: argument errors") {
   for (auto m : {aggregation_method::add_n, aggregation_method::experimental_tree,
                  aggregation_method::experimental_accumulate_n})
     CHECK(*gradients(y, a, {}, {}, unconnected_gradients::none, m)[0] == 2.0);
+}
+
+// A stop_gradients var is kept with its recording: one from a recording that ended used to stop
+// whatever statement had its index by then, silently (here b = a * a: 0.41 instead of -15.99).
+TEST_CASE("gradients: stop_gradients must be live variables of the same tape") {
+  tape_scope<var<double>> scope;
+  var<double> a = 3.0;
+  var<double> stale;
+  {
+    tape_scope<var<double>> inner;
+    stale = var<double>(1.0);
+  }
+  var<double> b = a * a;  // the index stale had
+  var<double> c = sin(b) * a;
+  CHECK_THROWS_AS(gradients(c, std::vector{a}, {}, stop_list{stale}), stale_variable_error);
+  CHECK(*gradients(c, std::vector{a}, {}, stop_list{b})[0] == std::sin(9.0));  // a live stop: partial derivative
+  CHECK(close(*gradients(c, std::vector{a})[0], 2 * 9.0 * std::cos(9.0) + std::sin(9.0)));
+  // a var of another tape (here the value type var<double>'s): named, not ignored
+  tape_scope<var<var<double>>> other_scope;
+  var<var<double>> other = 2.0;
+  CHECK(adx_test::error_message([&] { gradients(c, std::vector{a}, {}, stop_list{other}); }) ==
+        "adx: gradients: a stop_gradients entry belongs to another tape (another scalar type, or another thread's)");
+  // another thread's var: stale here
+  var<double> foreign;
+  std::thread([&] {
+    tape_scope<var<double>> s;
+    foreign = var<double>(5.0);
+  }).join();
+  CHECK_THROWS_AS(gradients(c, std::vector{a}, {}, stop_list{foreign}), stale_variable_error);
 }
 
 TEST_CASE("autograd::grad: seed 001, grad_outputs, create_graph, retain_graph, allow_unused") {

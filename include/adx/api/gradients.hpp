@@ -135,7 +135,9 @@ struct sweep_plan {
 }  // namespace detail
 
 /// A list of tensors or scalars that tf.gradients treats as constants (its stop_gradients):
-/// their own gradient is collected but nothing flows on to what they were computed from.
+/// their own gradient is collected but nothing flows on to what they were computed from. Each
+/// variable is kept with its recording and its tape, so that gradients() can refuse one that is
+/// stale or belongs to another tape (its index could name another statement by then).
 class stop_list {
  public:
   stop_list() = default;
@@ -148,10 +150,19 @@ class stop_list {
       for (auto const& e : x) add(e);
     } else {
       using A = detail::active_of<X>;
-      for (std::size_t i = 0; i < A::size(x); ++i) indices.push_back(A::at(x, i).index());
+      void const* const tp = &tape<value_type_t<typename A::element>>::current();
+      for (std::size_t i = 0; i < A::size(x); ++i) {
+        auto const& e = A::at(x, i);
+        if (e.index() != 0) entries.push_back({e.index(), e.epoch(), tp});
+      }
     }
   }
-  std::vector<index_type> indices;
+  struct entry {
+    index_type index;
+    epoch_type epoch;
+    void const* tape;  ///< the thread's tape of the variable's value type when it was added
+  };
+  std::vector<entry> entries;
 };
 
 /// tf.gradients: the list (one entry per x) of sum over ys of grad_ys-weighted dy/dx, or an
@@ -198,10 +209,17 @@ auto gradients(Y const& ys, X const& xs,
       plan.seeds.emplace_back(YA::at(y, i), w);
     }
   }
-  plan.stops = stop_gradients.indices;
+  auto& tp = tape<T>::current();
+  for (auto const& e : stop_gradients.entries) {
+    if (e.tape != &tp)
+      throw value_error(
+          "adx: gradients: a stop_gradients entry belongs to another tape (another scalar type, or another "
+          "thread's)");
+    tp.check_live(e.epoch);  // stale_variable_error for a var of a recording that ended
+    plan.stops.push_back(e.index);
+  }
   plan.run();
 
-  auto& tp = tape<T>::current();
   using XItem = decltype(detail::lower_to<S>(xlist0[0]));
   using XA = detail::active_of<XItem>;
   std::vector<std::optional<typename XA::grad>> out;
