@@ -185,3 +185,29 @@ TEST_CASE("threads: the elements of a tensor of vars kept as values are made onc
   }
   CHECK(x(63, 7).index() == x(0, 0).index() + 511);
 }
+
+// A parameter joins the registry of the thread that made it, which the gradient APIs walk. One
+// destroyed on another thread used to leave a dangling pointer there (the destroying thread
+// removed it from its own list), which the next grad on the making thread followed.
+TEST_CASE("threads: a parameter destroyed on another thread leaves its own thread's registry") {
+  using namespace adx;
+  auto p = std::make_unique<parameter<double>>(tensor<double>{1.0, 2.0}, "w");
+  parameter<double> const kept(tensor<double>{3.0}, "kept");
+  std::thread([&] { p.reset(); }).join();
+  auto f = [](auto const& x) { return sum(x * x); };
+  tensor<double> const g = grad(f)(tensor<double>{1.0, 2.0});  // walks this thread's registry
+  CHECK(g(0) == 2.0);
+  CHECK(g(1) == 4.0);
+  // the registry still holds the parameter that lives: backward accumulates into it
+  {
+    tape_scope<var<double>> scope;
+    var<double> y = sum(kept * kept);
+    autograd::backward(y);
+  }
+  REQUIRE(kept.grad().has_value());
+  CHECK((*kept.grad())(0) == 6.0);
+  // and one made on a thread that has ended is destroyed here without touching freed memory
+  std::unique_ptr<parameter<double>> orphan;
+  std::thread([&] { orphan = std::make_unique<parameter<double>>(tensor<double>{1.0}); }).join();
+  orphan.reset();
+}

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,26 +42,40 @@ class parameter;
 
 namespace detail {
 
-/// The calling thread's parameters of element type T (backward accumulates into them).
+/// The parameters of element type T made on one thread (backward accumulates into them). Each
+/// parameter keeps the registry it joined: one destroyed on another thread, or after its thread
+/// ended, leaves that list (under its lock) instead of leaving a dangling pointer in it.
 template <class T>
 struct parameter_registry {
-  static std::vector<parameter<T>*>& list() {
-    thread_local std::vector<parameter<T>*> live;
-    return live;
+  std::mutex lock;
+  std::vector<parameter<T>*> live;
+
+  /// The calling thread's registry.
+  static std::shared_ptr<parameter_registry> const& mine() {
+    thread_local std::shared_ptr<parameter_registry> const r = std::make_shared<parameter_registry>();
+    return r;
   }
-  static void add(parameter<T>* p) { list().push_back(p); }
-  static void remove(parameter<T>* p) {
-    auto& l = list();
-    l.erase(std::remove(l.begin(), l.end(), p), l.end());
+  void add(parameter<T>* p) {
+    std::lock_guard<std::mutex> const hold(lock);
+    live.push_back(p);
   }
-  /// Gives every parameter whose recording has ended new independent variables.
+  void remove(parameter<T>* p) {
+    std::lock_guard<std::mutex> const hold(lock);
+    live.erase(std::remove(live.begin(), live.end(), p), live.end());
+  }
+  /// Gives every parameter of the calling thread whose recording has ended new independent
+  /// variables.
   static void refresh_all() {
-    for (auto* p : list()) p->refresh();
+    auto& r = *mine();
+    std::lock_guard<std::mutex> const hold(r.lock);
+    for (auto* p : r.live) p->refresh();
   }
-  /// The registered parameters with one entry per leaf (aliases share a leaf).
+  /// The calling thread's parameters with one entry per leaf (aliases share a leaf).
   static std::vector<parameter<T>*> leaves() {
+    auto& r = *mine();
+    std::lock_guard<std::mutex> const hold(r.lock);
     std::vector<parameter<T>*> out;
-    for (auto* p : list())
+    for (auto* p : r.live)
       if (std::none_of(out.begin(), out.end(), [p](auto* q) { return q->same_leaf(*p); })) out.push_back(p);
     return out;
   }
@@ -76,19 +91,19 @@ class parameter : public tensor<var<T>> {
   /// A parameter holding `value` (its elements become independent variables), named `name`.
   explicit parameter(tensor<T> const& value, std::string name = {})
       : base(value), leaf_(std::make_shared<leaf>(leaf{std::move(name), {}})) {
-    detail::parameter_registry<T>::add(this);
+    registry_->add(this);
   }
   /// A rank-0 parameter (torch.tensor(2.0, requires_grad=True)).
   explicit parameter(T const& value, std::string name = {}) : parameter(tensor<T>::scalar(value), std::move(name)) {}
 
   /// The same leaf under a second name in C++: same variables, name and gradient.
-  parameter(parameter const& o) : base(o), leaf_(o.leaf_) { detail::parameter_registry<T>::add(this); }
+  parameter(parameter const& o) : base(o), leaf_(o.leaf_) { registry_->add(this); }
   parameter& operator=(parameter const& o) {
     base::operator=(o);
     leaf_ = o.leaf_;
     return *this;
   }
-  ~parameter() { detail::parameter_registry<T>::remove(this); }
+  ~parameter() { registry_->remove(this); }
 
   // A leaf that requires grad cannot be changed in place by an expression (torch refuses it
   // too); new values go through assign().
@@ -195,6 +210,7 @@ class parameter : public tensor<var<T>> {
   var<T>* shared_elements() const { return const_cast<var<T>*>(base::data()); }
 
   std::shared_ptr<leaf> leaf_;
+  std::shared_ptr<detail::parameter_registry<T>> registry_ = detail::parameter_registry<T>::mine();
 };
 
 /// The parameters of a model, by reference (MindSpore's ParameterTuple, what a model's
