@@ -81,6 +81,14 @@ TEST_CASE("bad input: tensor shapes in every tensor operation (double and var el
                         r *= va;
                       },
                       {"operator*=", "[3]", "[2, 3]"});
+  {  // ... and records nothing (its result used to be evaluated, a tape node, before the check)
+    tensor<var<double>> r(v3);
+    tape_stats const before = tape<double>::current().stats();
+    CHECK_THROWS_AS(r *= sin(va) * 2.0, shape_error);
+    tape_stats const after = tape<double>::current().stats();
+    CHECK(after.statements == before.statements);
+    CHECK(after.indices == before.indices);
+  }
 
   // products
   expect<shape_error>("matmul inner", [&] { (void)matmul(a, a); }, {"matmul", "inner dimensions differ", "[2, 3]"});

@@ -595,11 +595,11 @@ class tensor : public detail::tensor_tag {
   }
   template <class E>
   tensor& assign_in_place(char const* op, E const& e) {
-    tensor r(e);
-    if (r.shape() != shape_)
+    // the shape first: evaluating a result of the wrong shape would record its tape node
+    if (e.shape() != shape_)
       detail::throw_shape_error(op, "the result would have the broadcast shape, not the left operand's", shape_,
-                                r.shape());
-    return *this = std::move(r);
+                                e.shape());
+    return *this = tensor(e);
   }
   std::size_t check_flat(std::size_t i) const {
     if (i >= n_) detail::throw_shape_error("operator[]", "flat index " + std::to_string(i) + " out of range", shape_);
