@@ -669,7 +669,8 @@ template <tensor_operand X>
 auto softmax(X const& x, long axis = -1, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   auto const t = eval(x);
-  auto const m = stop_gradient(max(t, axis, true));  // any extreme: max(t, axis) takes the first
+  detail::normalize_axis("softmax", axis, t.shape());  // a bad axis is named as softmax's
+  auto const m = stop_gradient(max(t, axis, true));    // any extreme: max(t, axis) takes the first
   auto const e = eval(exp(t - m));
   return eval(e / sum(e, axis, true));
 }
@@ -679,6 +680,7 @@ template <tensor_operand X>
 auto log_softmax(X const& x, long axis = -1, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   auto const t = eval(x);
+  detail::normalize_axis("log_softmax", axis, t.shape());  // a bad axis is named as log_softmax's
   if constexpr (is_reverse_v<typename decltype(t)::value_type>)
     return detail::log_softmax_reverse(t, axis);
   else
