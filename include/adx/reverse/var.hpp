@@ -178,7 +178,7 @@ template <class T>
 void make_independent(std::span<var<T>> x, std::type_identity_t<std::span<T const>> values,
                       source_location where = source_location::current()) {
   if (x.size() != values.size())
-    throw error("adx::make_independent: " + std::to_string(x.size()) + " vars for " + std::to_string(values.size()) +
+    throw error("adx: make_independent: " + std::to_string(x.size()) + " vars for " + std::to_string(values.size()) +
                 " values");
   auto& t = tape<T>::current();
   index_type const first = t.new_variables(x.size(), where);
@@ -197,7 +197,7 @@ void make_independent(std::vector<var<T>>& x, std::type_identity_t<std::span<T c
 template <class T>
 void adjoints(std::span<var<T> const> x, std::type_identity_t<std::span<T>> out) {
   if (x.size() != out.size())
-    throw error("adx::adjoints: " + std::to_string(x.size()) + " vars for an output of " + std::to_string(out.size()) +
+    throw error("adx: adjoints: " + std::to_string(x.size()) + " vars for an output of " + std::to_string(out.size()) +
                 " elements");
   auto const& t = tape<T>::current();
   if (x.empty()) return;
