@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -524,4 +525,25 @@ TEST_CASE("make_independent and adjoints: the inputs of a gradient and their adj
   backward(grad[0]);  // d/dx (2 x0 x1) = (2 x1, 2 x0)
   CHECK(inner[0].adjoint() == 2 * -0.5);
   CHECK(inner[1].adjoint() == 2 * 1.5);
+}
+
+// A sweep on a tape that has never recorded anything (a thread's first gradient is of a constant,
+// or of an empty batch) read the first chunk of an empty list: a null dereference in any build.
+TEST_CASE("tape: a backward sweep on a tape that has recorded nothing") {
+  std::thread([] {
+    tape_scope<var<double>> scope;
+    tensor<var<double>> const x(tensor<double>(shape{0}));
+    var<double> y = sum(x);  // an empty batch: 0, no variable recorded
+    backward(y);
+    CHECK(y.value() == 0.0);
+    backward(var<double>::constant(1.0));
+    auto const g = gradients(var<double>::constant(2.0), x, {}, {}, unconnected_gradients::zero);
+    REQUIRE(g[0].has_value());
+    CHECK(g[0]->size() == 0);
+  }).join();
+  std::thread([] {  // var<var<double>>: both tapes fresh
+    tape_scope<var<var<double>>> scope;
+    backward(var<var<double>>::constant(1.0));
+  })
+      .join();
 }

@@ -654,6 +654,7 @@ class tape {
   template <bool Careful, bool Checked = false>
   void run(index_type top) {
     auto const& chunks = arena_.chunks();
+    if (chunks.empty()) return;  // nothing was ever recorded on this tape (a constant's sweep)
     T* const adj = adj_.data();
     std::uint8_t* const reach = Careful ? reached_.data() : nullptr;
     for (std::size_t c = arena_.current_chunk() + 1; c-- > 0;) {
@@ -729,6 +730,7 @@ class tape {
   /// reads it. The operations and their order are those of run<false>.
   void run_plain(index_type top) {
     auto const& chunks = arena_.chunks();
+    if (chunks.empty()) return;  // nothing was ever recorded on this tape (a constant's sweep)
     T* const adj = adj_.data();
     index_type held = 0;  // 0, or the index whose adjoint is held_value and not yet stored
     T held_value = 0;
