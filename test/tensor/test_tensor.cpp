@@ -142,6 +142,23 @@ TEST_CASE("tensor: printing like numpy") {
   CHECK(to_string(zeros({2, 1, 2})) == "[[[0. 0.]]\n\n [[0. 0.]]]");
   CHECK(to_string(tensor<double>{1e-7, NAN, -INFINITY}) == "[1.e-07 nan -inf]");
   CHECK(shape{2, 3}.str() == "[2, 3]");
+  // an empty tensor of any rank prints as numpy prints it (it used to print [[]\n []] for [2, 0])
+  CHECK(to_string(zeros({0})) == "[]");
+  CHECK(to_string(zeros({2, 0})) == "[]");
+  CHECK(to_string(zeros({2, 3, 0})) == "[]");
+}
+
+// softmax over an empty axis gives an empty result, as log_softmax and torch do (it threw an
+// error naming max, the reduction it is built from)
+TEST_CASE("tensor: softmax and log_softmax over an empty axis") {
+  tensor<double> const e = zeros({2, 0});
+  CHECK(softmax(e, 1).shape() == shape{2, 0});
+  CHECK(log_softmax(e, 1).shape() == shape{2, 0});
+  CHECK(softmax(e, 0).shape() == shape{2, 0});
+  tape_scope<var<double>> scope;
+  tensor<var<double>> const v(e);
+  CHECK(softmax(v, 1).shape() == shape{2, 0});
+  CHECK(log_softmax(v, 1).shape() == shape{2, 0});
 }
 
 TEST_CASE("tensor: errors name the operation and the shapes") {

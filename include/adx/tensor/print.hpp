@@ -69,6 +69,7 @@ void print_level(std::ostream& os, tensor<S> const& t, std::size_t dim, std::siz
 template <class S>
 std::ostream& operator<<(std::ostream& os, tensor<S> const& t) {
   if (t.rank() == 0) return os << detail::format_element(t.data()[0]);
+  if (t.size() == 0) return os << "[]";  // as numpy prints any empty array
   detail::print_level(os, t, 0, 0, t.shape().strides());
   return os;
 }

@@ -669,8 +669,9 @@ template <tensor_operand X>
 auto softmax(X const& x, long axis = -1, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
   auto const t = eval(x);
-  detail::normalize_axis("softmax", axis, t.shape());  // a bad axis is named as softmax's
-  auto const m = stop_gradient(max(t, axis, true));    // any extreme: max(t, axis) takes the first
+  std::size_t const ax = detail::normalize_axis("softmax", axis, t.shape());  // a bad axis is named as softmax's
+  if (t.shape()[ax] == 0) return eval(t * 1.0);      // an empty axis: an empty result, as torch and log_softmax
+  auto const m = stop_gradient(max(t, axis, true));  // any extreme: max(t, axis) takes the first
   auto const e = eval(exp(t - m));
   return eval(e / sum(e, axis, true));
 }
