@@ -229,7 +229,8 @@ TEST_CASE("bad input: the gradient APIs' arguments") {
   parameter<double> p(filled({2}), "p");
   expect<value_error>("get_grad parameter", [&] { (void)get_grad(with_ids, p); }, {"get_grad", "'p'"});
   expect<value_error>("dense with no inputs", [] { nn::dense<double>(0, 3, 1); }, {"nn::dense", "positive"});
-  expect<shape_error>("parameter assign shape", [&] { p.assign(filled({3})); }, {"parameter::assign", "[2]", "[3]"});
+  expect<shape_error>("parameter assign shape", [&] { p.assign(filled({3})); },
+                      {"parameter::assign", "new values' shape is not the parameter's", "[2]", "[3]"});
 
   // scalar entry points
   auto f = [](auto const& v) { return v[0] * v[1]; };

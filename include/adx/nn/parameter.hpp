@@ -160,7 +160,8 @@ class parameter : public tensor<var<T>> {
   /// Adds g to the accumulated gradient (g has the parameter's shape).
   void accumulate_grad(tensor<T> const& g) {
     if (g.shape() != this->shape())
-      detail::throw_shape_error("parameter::accumulate_grad", "", this->shape(), g.shape());
+      detail::throw_shape_error("parameter::accumulate_grad", "the gradient's shape is not the parameter's",
+                                this->shape(), g.shape());
     auto& acc = leaf_->grad;
     if (acc)
       *acc = eval(*acc + g);
@@ -170,7 +171,9 @@ class parameter : public tensor<var<T>> {
 
   /// New values for the same leaf (an optimiser's step): the variables keep their identity.
   void assign(tensor<T> const& v) {
-    if (v.shape() != this->shape()) detail::throw_shape_error("parameter::assign", "", this->shape(), v.shape());
+    if (v.shape() != this->shape())
+      detail::throw_shape_error("parameter::assign", "the new values' shape is not the parameter's", this->shape(),
+                                v.shape());
     refresh();
     if (auto* b = block()) return b->rebind(v.data(), b->first, b->epoch);
     var<T>* e = shared_elements();
