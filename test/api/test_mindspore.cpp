@@ -363,6 +363,22 @@ TEST_CASE("parameters: aliases, assign, stale recordings refreshed, weights used
   }
 }
 
+// A function whose output depends on nothing selected has zero gradients. With no active output
+// no sweep ran, and the weights' gradients were read from the tape's previous sweep.
+TEST_CASE("grad and value_and_grad of an output that reaches no weight give zeros, not the last sweep's") {
+  parameter<double> w(tensor<double>{6.0, 5.0}, "w");
+  auto uses_w = [&](auto const& a) { return eval(a * w); };
+  auto ignores_w = [&](auto const& a) { return eval(a * 2.0); };
+  tensor<double> const x{1.0, 2.0};
+  check_values(grad(uses_w, none, w)(x), {1.0, 2.0});
+  check_values(grad(ignores_w, none, w)(x), {0.0, 0.0});
+  check_values(grad(uses_w, none, w)(x), {1.0, 2.0});
+  check_values(std::get<1>(value_and_grad(ignores_w, none, w)(x)), {0.0, 0.0});
+  check_values(grad(uses_w, none, w)(x), {1.0, 2.0});
+  check_values(grad_operation<grad_options{.get_by_list = true}>(ignores_w, parameter_list<double>{w})(x)[0],
+               {0.0, 0.0});
+}
+
 TEST_CASE("autograd::backward accumulates into .grad (reference api_torch_backward_accumulation)") {
   auto const& ref = adx_test::reference_case("api_torch_backward_accumulation")["expected"];
   tape_scope<var<double>> scope;
