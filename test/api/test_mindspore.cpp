@@ -379,6 +379,17 @@ TEST_CASE("grad and value_and_grad of an output that reaches no weight give zero
                {0.0, 0.0});
 }
 
+// GradOperation(get_by_list=True) without get_all returns the weights' gradients only and, as in
+// MindSpore, does not differentiate the first input (which may then be an int; it did not compile)
+TEST_CASE("GradOperation get_by_list alone leaves the inputs alone") {
+  parameter<double> w(tensor<double>{6.0, 5.0}, "w");
+  auto f = [&](int n, auto const& a) { return eval(a * w * static_cast<double>(n)); };
+  auto const g =
+      grad_operation<grad_options{.get_by_list = true}>(f, parameter_list<double>{w})(3, tensor<double>{1.0, 2.0});
+  REQUIRE(g.size() == 1);
+  check_values(g[0], {3.0, 6.0});
+}
+
 TEST_CASE("autograd::backward accumulates into .grad (reference api_torch_backward_accumulation)") {
   auto const& ref = adx_test::reference_case("api_torch_backward_accumulation")["expected"];
   tape_scope<var<double>> scope;

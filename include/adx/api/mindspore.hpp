@@ -489,8 +489,12 @@ class grad_operation_function {
                   "adx: GradOperation with sens_param takes the sensitivity as the last argument");
     auto const all = std::forward_as_tuple(a...);
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      using PosList = std::conditional_t<O.get_all, mp::mp_list<mp::mp_int<static_cast<int>(I)>...>,
-                                         mp::mp_take_c<mp::mp_list<mp::mp_int<0>>, (n_args > 0 ? 1 : 0)>>;
+      // get_all: every input; get_by_list alone: none (only the weights' gradients are
+      // returned, so an input need not even be differentiable); neither: the first input
+      using PosList =
+          std::conditional_t<O.get_all, mp::mp_list<mp::mp_int<static_cast<int>(I)>...>,
+                             std::conditional_t<O.get_by_list, mp::mp_list<>,
+                                                mp::mp_take_c<mp::mp_list<mp::mp_int<0>>, (n_args > 0 ? 1 : 0)>>>;
       using Wc = std::conditional_t<O.get_by_list, W, none_t>;
       if constexpr (mp::mp_empty<PosList>::value && std::is_same_v<Wc, none_t>) {
         return std::tuple<>{};  // nothing to differentiate: MindSpore's ()
