@@ -110,6 +110,10 @@ struct sweep_plan {
 
   void run() {
     auto& tp = tape<T>::current();
+    if (seeds.empty()) {  // no active output: every adjoint reads zero, nothing to sweep through
+      tp.begin_sweep(0);
+      return;
+    }
     index_type top = 0;
     for (auto const& [y, w] : seeds) {
       tp.check_live(y.epoch());

@@ -373,10 +373,7 @@ auto differentiate(F const& fn, W const& weights, SensT const* sens, std::index_
       seed_output<S, Y, SensT>(plan, std::get<K>(outs), sens, K);
     }
   });
-  if (!plan.seeds.empty())
-    plan.run();
-  else  // no active output: every gradient is zero, not what the tape's last sweep left
-    tape<S>::current().begin_sweep(0);
+  plan.run();  // with no active output, every gradient reads zero (not the tape's last sweep)
 
   auto in = [&]<class... P>(mp::mp_list<P...>) {
     return std::make_tuple(adjoints(std::get<P::value>(lifted))...);
