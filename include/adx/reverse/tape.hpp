@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 #include "adx/core/source_location.hpp"
 
@@ -553,18 +554,19 @@ class tape {
     detail::node_memory::mark node_mem;
     std::unique_ptr<sweep_state> paused = {};  ///< the running sweep's state, when opened during it
   };
+  /// The running sweep's state, leaving a fresh one (sweep_state's defaults) in its place.
   sweep_state take_sweep_state() {
-    sweep_state s{std::move(adj_), std::move(seeds_), std::move(reached_), std::move(stops_), std::move(released_),
-                  swept_,          seed_finite_,      reached_valid_,      check_released_,   track_reached_};
-    adj_ = {};
-    seeds_ = {};
-    reached_ = {};
-    stops_ = {};
-    released_ = {};
-    swept_ = 0;
-    seed_finite_ = true;
-    reached_valid_ = check_released_ = track_reached_ = false;
-    return s;
+    sweep_state const fresh;
+    return {std::exchange(adj_, {}),
+            std::exchange(seeds_, {}),
+            std::exchange(reached_, {}),
+            std::exchange(stops_, {}),
+            std::exchange(released_, {}),
+            std::exchange(swept_, fresh.swept),
+            std::exchange(seed_finite_, fresh.seed_finite),
+            std::exchange(reached_valid_, fresh.reached_valid),
+            std::exchange(check_released_, fresh.check_released),
+            std::exchange(track_reached_, fresh.track_reached)};
   }
   void resume_sweep_state(sweep_state&& s) noexcept {
     adj_ = std::move(s.adj);
