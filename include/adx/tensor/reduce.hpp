@@ -34,6 +34,12 @@
 namespace adx {
 namespace detail {
 
+/// A line of a reduction as a tensor of its own (for a value taken one level down).
+template <class T>
+tensor<T> line_tensor(std::span<T const> x) {
+  return tensor<T>::generate(shape{x.size()}, [&](std::size_t j) { return x[j]; });
+}
+
 template <class T>
 T sum_values(std::span<T const> x) {
   T s = constant<T>(0);
@@ -142,10 +148,7 @@ struct extreme_reduction : first_extreme_reduction<Max> {
     if constexpr (ad_scalar<T>) {
       // NaN: every partial is 0, so the value is a NaN without derivatives (not the NaN element)
       if (std::isnan(primal_of(v))) return constant<T>(primal_of(v));
-      if (ties(x, primal_of(v)) > 1) {
-        auto const line = tensor<T>::generate(shape{x.size()}, [&](std::size_t j) { return x[j]; });
-        return Max ? amax(line) : amin(line);
-      }
+      if (ties(x, primal_of(v)) > 1) return Max ? amax(line_tensor(x)) : amin(line_tensor(x));
     }
     return v;
   }
@@ -217,12 +220,10 @@ struct norm_reduction {
     using std::sqrt;
     T s = constant<T>(0);
     for (auto const& v : x) s = s + v * v;
+    // at 0 over AD numbers, sqrt'(0) would make the inner level's derivatives NaN: the norm one
+    // level down has the zero subgradient there as well
     if constexpr (ad_scalar<T>)
-      if (primal_of(s) == 0) {  // sqrt'(0) would make the inner level's derivatives NaN: the
-                                // norm one level down has the zero subgradient there as well
-        auto const line = tensor<T>::generate(shape{x.size()}, [&](std::size_t j) { return x[j]; });
-        return norm(line);
-      }
+      if (primal_of(s) == 0) return norm(line_tensor(x));
     return to_value<T>(sqrt(s));
   }
   /// x / ||x||, and zero at ||x|| = 0 (torch's subgradient).
@@ -670,7 +671,7 @@ auto softmax(X const& x, long axis = -1, source_location where = source_location
   detail::anomaly_site_guard site(where);
   auto const t = eval(x);
   std::size_t const ax = detail::normalize_axis("softmax", axis, t.shape());  // a bad axis is named as softmax's
-  if (t.shape()[ax] == 0) return eval(t * 1.0);      // an empty axis: an empty result, as torch and log_softmax
+  if (t.shape()[ax] == 0) return std::remove_const_t<decltype(t)>(t);         // empty: as torch and log_softmax
   auto const m = stop_gradient(max(t, axis, true));  // any extreme: max(t, axis) takes the first
   auto const e = eval(exp(t - m));
   return eval(e / sum(e, axis, true));
