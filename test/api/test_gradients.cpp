@@ -90,6 +90,47 @@ TEST_CASE("gradients: unconnected inputs, none and zero (reference, seed 003 tes
   }
 }
 
+TEST_CASE("gradients: floor, ceil, round and trunc are unconnected (TensorFlow's None), connected 0 elsewhere") {
+  tape_scope<var<double>> scope;
+  var<double> x = 1.7, y = 2.0;
+  CHECK_FALSE(gradients(floor(x), x)[0].has_value());
+  CHECK(gradients(ceil(x), x, {}, {}, unconnected_gradients::zero)[0] == 0.0);
+  auto g = gradients(round(x * y) + x * y, std::vector{x, y});  // only the product's path counts
+  CHECK(*g[0] == 2.0);
+  CHECK(*g[1] == 1.7);
+  var<double> f = trunc(x * y);  // the result itself is connected: it is in xs
+  auto gf = gradients(3.0 * f, std::vector{x, f});
+  CHECK_FALSE(gf[0].has_value());
+  CHECK(*gf[1] == 3.0);
+  // inside a larger expression, and with a stop list beside it (y's own gradient is collected)
+  auto gs = gradients(exp(floor(x) * y) + y, std::vector{x, y}, {}, {y});
+  CHECK_FALSE(gs[0].has_value());
+  CHECK(*gs[1] == doctest::Approx(std::exp(2.0) + 1.0).epsilon(1e-15));
+  // torch and MindSpore: a zero derivative, connected
+  CHECK(*autograd::grad(floor(x), x)[0] == 0.0);
+  tensor<var<double>> t{1.5, -2.5, 3.2};
+  auto gt = gradients(sum(ceil(t) * t), t);  // d/dt = ceil(t) from the second factor only
+  CHECK(to_string(*gt[0]) == "[2. -2. 4.]");
+  CHECK_FALSE(gradients(sum(trunc(t)) + sum(round(2.0 * t)), t)[0].has_value());
+  CHECK(to_string(*autograd::grad(sum(floor(t)), t)[0]) == "[0. 0. 0.]");
+  {  // a recording that ended takes its marks along: a later statement at the same index is not one
+    var<double> z = 1.5;
+    {
+      tape_scope<var<double>> inner;
+      var<double> const f = floor(z * z);
+      CHECK(f.index() != 0);
+    }
+    var<double> w = z * z;
+    CHECK(*gradients(w, z)[0] == 3.0);
+  }
+  // one level up: the outer statement is unconnected; its value is floor's, a constant
+  tape_scope<var<var<double>>> outer;
+  var<var<double>> a = 2.5;
+  auto ga = gradients(floor(a) * a, a);
+  CHECK(primal(*ga[0]) == 2.0);
+  CHECK_FALSE(gradients(floor(a), a)[0].has_value());
+}
+
 TEST_CASE("gradients: argument errors") {
   tape_scope<var<double>> scope;
   var<double> a = 1.0;

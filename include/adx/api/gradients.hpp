@@ -105,6 +105,7 @@ template <class T>
 struct sweep_plan {
   std::vector<std::pair<var<T>, T>> seeds;
   std::vector<index_type> stops;
+  bool stop_unconnected = false;  ///< tf.gradients: stop at floor, ceil, round, trunc (tape::mark_unconnected)
   bool check_released = false;
   bool release = false;
 
@@ -121,7 +122,7 @@ struct sweep_plan {
     }
     tp.begin_sweep(top);
     for (auto const& [y, w] : seeds) tp.seed(y.index(), y.epoch(), w);
-    tp.set_stops(stops);
+    tp.set_stops(stops, stop_unconnected);
     tp.track_reached(true);
     try {
       tp.sweep(top, check_released);
@@ -192,6 +193,7 @@ auto gradients(Y const& ys, X const& xs,
     throw value_error("adx: gradients: Passed " + std::to_string(grad_ys.size()) + " grad_ys for " +
                       std::to_string(ylist.size()) + " ys");
   detail::sweep_plan<T> plan;
+  plan.stop_unconnected = true;  // TensorFlow's Floor, Ceil and Round have no gradient
   for (std::size_t k = 0; k < ylist.size(); ++k) {
     auto const& y = ylist[k];
     if (!grad_ys.empty() && YA::shape_of(y) != [&] {

@@ -272,13 +272,30 @@ using node_scalar_t = typename node_scalar<X...>::type;
 template <class Rule, class... X>
 using node_t = expr<Rule, decltype(wrap<node_scalar_t<X...>>(std::declval<X>()))...>;
 
+/// Rules to which TensorFlow gives no gradient (floor, ceil, round: `unconnected_in_tf`). Over
+/// a reverse scalar S (one whose ad_traits have note_unconnected) their result is evaluated at
+/// once, a statement of its own, and noted on its tape, so that tf.gradients can treat it as
+/// unconnected from the operands; every other API sees the rule's zero derivative.
+template <class Rule>
+concept unconnected_in_tf = Rule::unconnected_in_tf;
+template <class S>
+concept notes_unconnected = requires(S const& s) {
+  ad_traits<S>::note_unconnected(s);
+};
+
 /// Builds Rule's node over the operands, or evaluates Rule on plain numbers directly.
 template <class Rule, class... X>
 constexpr auto make_expr(X&&... x) {
-  if constexpr (!(ad_operand<X> || ...))
+  if constexpr (!(ad_operand<X> || ...)) {
     return evaluate_rule<Rule, plain_result_t<X...>>(x...);
-  else
+  } else if constexpr (unconnected_in_tf<Rule> && notes_unconnected<node_scalar_t<X...>>) {
+    using S = node_scalar_t<X...>;
+    S r(node_t<Rule, X...>(wrap<S>(std::forward<X>(x))...));
+    ad_traits<S>::note_unconnected(r);
+    return r;
+  } else {
     return node_t<Rule, X...>(wrap<node_scalar_t<X...>>(std::forward<X>(x))...);
+  }
 }
 /// make_expr, always inlined: for the tensor element loops (tensor_expr::at_flat), so that an
 /// element's expression stays in registers instead of being built in memory by a call per

@@ -442,13 +442,28 @@ class tape {
   /// Track which statements a sweep reaches (for the None-vs-zero rule of the APIs).
   void track_reached(bool on) noexcept { track_reached_ = on; }
   /// Statements whose adjoint is collected but not passed on to their operands in the next
-  /// sweeps (tf.gradients' stop_gradients); an empty list clears them.
-  void set_stops(std::vector<index_type> const& stops) {
+  /// sweeps (tf.gradients' stop_gradients); an empty list clears them. With `unconnected`, the
+  /// statements noted by mark_unconnected stop the sweep too.
+  void set_stops(std::vector<index_type> const& stops, bool unconnected = false) {
     stops_.clear();
-    if (stops.empty()) return;
+    if (stops.empty() && (!unconnected || unconnected_.empty())) return;
     stops_.assign(std::size_t{n_} + 1, 0);
     for (index_type i : stops)
       if (i != 0 && i <= n_) stops_[i] = 1;
+    if (unconnected)
+      for (auto const& [first, last] : unconnected_) std::fill(stops_.begin() + first, stops_.begin() + last + 1, 1);
+  }
+  /// Notes statements first .. first + count - 1 as the results of an operation to which
+  /// TensorFlow gives no gradient (floor, ceil, round, trunc: rules flagged unconnected_in_tf).
+  /// tf.gradients stops at them (set_stops with `unconnected`), so that nothing reaches their
+  /// operands through them; the other APIs see their zero derivative.
+  void mark_unconnected(index_type first, index_type count) {
+    if (first == 0 || count == 0) return;
+    index_type const last = first + (count - 1);
+    if (!unconnected_.empty() && unconnected_.back().second + 1 == first)
+      unconnected_.back().second = last;
+    else
+      unconnected_.emplace_back(first, last);
   }
   /// Marks every operation the last (careful) sweep went through as released: sweeping
   /// through it again with check_released throws (torch's retain_graph=False).
@@ -603,6 +618,8 @@ class tape {
     nodes_.resize(f.nodes);
     node_mem_.rewind(f.node_mem);  // after the nodes using it are gone
     if (released_.size() > std::size_t{n_} + 1) released_.resize(std::size_t{n_} + 1);  // indices get reused
+    while (!unconnected_.empty() && unconnected_.back().first > n_) unconnected_.pop_back();
+    if (!unconnected_.empty()) unconnected_.back().second = std::min(unconnected_.back().second, n_);
     nonfinite_ = f.nonfinite;
     swept_ = std::min(swept_, n_);
     if (origins_.size() > std::size_t{n_} + 1) origins_.resize(std::size_t{n_} + 1);
@@ -886,6 +903,7 @@ class tape {
   std::vector<index_type> seeds_;        // the seeded statements of the sweep under way
   std::vector<std::uint8_t> stops_;      // set_stops
   std::vector<std::uint8_t> released_;   // release_reached
+  std::vector<std::pair<index_type, index_type>> unconnected_;  // mark_unconnected: [first, last], ascending
   bool check_released_ = false;
   bool reached_valid_ = false;
   std::vector<frame> frames_;

@@ -149,6 +149,10 @@ struct ad_traits<var<T>> {
   static constexpr bool is_reverse = true;
   static constexpr var<T> constant(T const& v) { return var<T>::constant(v); }
   static constexpr bool all_finite(var<T> const& v) { return detail::all_finite(v.val()); }
+  /// v is the result of a rule flagged unconnected_in_tf (core/expr.hpp).
+  static void note_unconnected(var<T> const& v) {
+    if (v.index() != 0) tape<T>::current().mark_unconnected(v.index(), 1);
+  }
 };
 
 /// Sweeps y's tape backward from y with seed (default 1); read results with x.adjoint().

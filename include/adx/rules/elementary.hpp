@@ -18,7 +18,8 @@
 //   relu'(0) = 0                       argument of fmax/fmin gets 0, the other 1
 //   pow(x, y): d/dx = 0 where y == 0; d/dy = 0 where x == 0 and y >= 0 (else r log x, NaN x<0)
 //   clamp(x, lo, hi): d/dx = 1 on the closed interval [lo, hi], else the bound that is taken
-//   floor, ceil, round, trunc: derivative 0 (connected)   fmod: d/dy = -trunc(x / y)
+//   floor, ceil, round, trunc: derivative 0 (connected; unconnected in tf.gradients)
+//   fmod: d/dy = -trunc(x / y)
 //   where(c, a, b): the unselected side gets a zero multiplier (0 * inf = NaN, as in torch)
 #pragma once
 
@@ -673,10 +674,13 @@ struct fmod_rule {  // d/dx = 1, d/dy = -trunc(x/y)
       return cst<T>(-std::trunc(primal_of(x) / primal_of(y)));
   }
 };
-/// Rounding: piecewise constant, derivative 0 (the result stays connected to x).
+/// Rounding: piecewise constant, derivative 0 (the result stays connected to x), except in
+/// tf.gradients, where, as TensorFlow registers a None gradient for Floor, Ceil and Round, the
+/// result is unconnected from x (trunc goes with them; TensorFlow has no unary Trunc).
 template <int Kind>
 struct rounding_rule {
   static constexpr char const* name = Kind == 0 ? "floor" : Kind == 1 ? "ceil" : Kind == 2 ? "round" : "trunc";
+  static constexpr bool unconnected_in_tf = true;
   template <class T, class X>
   static T value_as(X const& x) {
     auto p = primal_of(x);

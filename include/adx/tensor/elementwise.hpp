@@ -325,11 +325,18 @@ concept tensor_expression = detail::tensor_node<E>;
 
 namespace detail {
 
+template <class E>
+tensor<typename E::element_type> unconnected_result(E const& e);
+
 template <class Rule, class... X>
 auto make_tensor_expr(X&&... x) {
   // each operand is wrapped straight into its place in the node: a sub-expression is moved once
-  return tensor_expr<Rule, decltype(wrap_tensor_operand(std::forward<X>(x)))...>(
-      from_makers, [&x]() -> decltype(auto) { return wrap_tensor_operand(std::forward<X>(x)); }...);
+  using E = tensor_expr<Rule, decltype(wrap_tensor_operand(std::forward<X>(x)))...>;
+  if constexpr (unconnected_in_tf<Rule> && notes_unconnected<typename E::element_type>)  // see make_expr
+    return unconnected_result(
+        E(from_makers, [&x]() -> decltype(auto) { return wrap_tensor_operand(std::forward<X>(x)); }...));
+  else
+    return E(from_makers, [&x]() -> decltype(auto) { return wrap_tensor_operand(std::forward<X>(x)); }...);
 }
 
 /// What a tensor node keeps for its backward pass per (element, operand) pair: the operand's
@@ -1080,6 +1087,23 @@ auto eval(E const& e) {
     return detail::evaluate_elementwise(c);
   }
 }
+
+namespace detail {
+
+/// The elements of a rule flagged unconnected_in_tf (floor, ceil, round, trunc): evaluated, and
+/// noted on their tape for tf.gradients, as make_expr does for a scalar.
+template <class E>
+tensor<typename E::element_type> unconnected_result(E const& e) {
+  using S = typename E::element_type;
+  tensor<S> r = eval(e);
+  if (var_block const b = tensor_access::block(r); b.first != 0)
+    tape<value_type_t<S>>::current().mark_unconnected(b.first, static_cast<index_type>(r.size()));
+  else
+    for (S const& v : std::span<S const>(std::as_const(r).data(), r.size())) ad_traits<S>::note_unconnected(v);
+  return r;
+}
+
+}  // namespace detail
 
 // ---- operators ----------------------------------------------------------------------------
 
