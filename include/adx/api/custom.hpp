@@ -159,7 +159,7 @@ decltype(auto) cotangent_part(G const& g) {
 /// The tape node of a custom function over var<T> arguments: its backward calls the user's
 /// vjp with the argument values and the output's adjoint.
 template <class T, class B, class Vals, bool TensorOut>
-struct custom_node final : tape<T>::node {
+struct custom_node final : tape<T>::template node_with_inputs<custom_node<T, B, Vals, TensorOut>> {
   B vjp;
   Vals vals;                                   // std::tuple of the arguments' values (T or tensor<T>)
   std::vector<std::vector<index_type>> index;  // per argument, per element (0: a constant)
@@ -195,10 +195,12 @@ struct custom_node final : tape<T>::node {
     for (std::size_t j = 0; j < ix.size(); ++j)
       if (ix[j]) adj[ix[j]] += custom_at(g, custom_size(g) == 1 ? 0 : j);
   }
-  void mark_inputs(std::uint8_t* reached) const override {
+  template <class F>
+  bool for_inputs(F&& f) const {
     for (auto const& ix : index)
       for (index_type i : ix)
-        if (i) reached[i] = 1;
+        if (i && f(i, 1)) return true;
+    return false;
   }
 };
 

@@ -108,6 +108,9 @@ struct sweep_plan {
   bool stop_unconnected = false;  ///< tf.gradients: stop at floor, ceil, round, trunc (tape::mark_unconnected)
   bool check_released = false;
   bool release = false;
+  /// With release: release only the operations on a path from the seeds to one of these
+  /// statements (torch frees what it ran for autograd.grad's inputs), not all that were reached.
+  std::optional<std::vector<index_type>> release_toward;
 
   void run() {
     auto& tp = tape<T>::current();
@@ -133,7 +136,10 @@ struct sweep_plan {
     }
     tp.track_reached(false);
     tp.set_stops({});
-    if (release) tp.release_reached();
+    if (release && release_toward)
+      tp.release_toward(*release_toward);
+    else if (release)
+      tp.release_reached();
   }
 };
 
@@ -327,15 +333,30 @@ bool collect_adjoints(tape<T> const& tp, std::size_t n, At&& at, bool create_gra
   return reached;
 }
 
+/// The indices of a parameter's variables (its block's, or its elements').
+template <class T>
+void append_indices(parameter<T> const& p, std::vector<index_type>& out) {
+  if (!p.live()) return;  // recorded in a recording that has ended: not in this graph
+  var_block const b = tensor_access::block(p);
+  for (std::size_t i = 0; i < p.size(); ++i)
+    out.push_back(b.first ? b.first + static_cast<index_type>(i) : std::as_const(p).data()[i].index());
+}
+
+/// `inputs_given`: the leaves are backward's `inputs`, and only the operations leading to them
+/// are released (torch runs only those); otherwise every operation the sweep reached is.
 template <class Y, class G, class T>
 void backward_impl(Y const& tensors, std::vector<G> const& grad_tensors, std::optional<bool> retain_graph,
-                   bool create_graph, std::vector<parameter<T>*> const& leaves) {
+                   bool create_graph, std::vector<parameter<T>*> const& leaves, bool inputs_given) {
   using YA = active_of<list_item_t<Y>>;
   auto const ylist = as_list(tensors);
   sweep_plan<T> plan;
   seed_torch_outputs<YA>(plan, ylist, grad_tensors, "autograd::backward");
   plan.check_released = true;
   plan.release = !retain_graph.value_or(create_graph);
+  if (inputs_given && plan.release) {
+    plan.release_toward.emplace();
+    for (auto* p : leaves) append_indices(*p, *plan.release_toward);
+  }
   plan.run();
   auto& tp = tape<T>::current();
   for (auto* p : leaves) {
@@ -385,6 +406,11 @@ auto grad(Y const& outputs, X const& inputs,
     if (!requires_grad)
       throw value_error("adx: autograd::grad: One of the differentiated Tensors does not require grad");
   }
+  if (plan.release) {  // torch runs, and frees, only the operations that lead to the inputs
+    plan.release_toward.emplace();
+    for (auto const& x : xlist)
+      for (std::size_t i = 0; i < XA::size(x); ++i) plan.release_toward->push_back(XA::at(x, i).index());
+  }
   plan.run();
 
   std::vector<std::optional<typename XA::grad>> out;
@@ -413,7 +439,8 @@ void backward(Y const& tensors,
               std::vector<typename detail::active_of<detail::list_item_t<Y>>::grad> const& grad_tensors = {},
               std::optional<bool> retain_graph = std::nullopt, bool create_graph = false) {
   using T = value_type_t<typename detail::active_of<detail::list_item_t<Y>>::element>;
-  detail::backward_impl(tensors, grad_tensors, retain_graph, create_graph, detail::parameter_registry<T>::leaves());
+  detail::backward_impl(tensors, grad_tensors, retain_graph, create_graph, detail::parameter_registry<T>::leaves(),
+                        false);
 }
 template <class Y, class T>
 void backward(Y const& tensors,
@@ -424,7 +451,7 @@ void backward(Y const& tensors,
   for (auto const& r : inputs)
     if (std::none_of(leaves.begin(), leaves.end(), [&](auto* q) { return q->same_leaf(r.get()); }))
       leaves.push_back(&r.get());
-  detail::backward_impl(tensors, grad_tensors, retain_graph, create_graph, leaves);
+  detail::backward_impl(tensors, grad_tensors, retain_graph, create_graph, leaves, true);
 }
 
 }  // namespace autograd

@@ -233,8 +233,32 @@ class tape {
     virtual void backward(T* adj) const = 0;
     /// Marks the inputs as reached (for the careful sweep).
     virtual void mark_inputs(std::uint8_t* reached) const = 0;
+    /// Whether any input is marked (non-zero) in marks (for release_toward).
+    virtual bool any_input_marked(std::uint8_t const* marks) const = 0;
+    /// Whether the backward pass reads values of the forward pass (torch's saved tensors): such
+    /// a node, once released, cannot be swept again. A node whose partials are all +1 or -1, or
+    /// fixed by its shape alone (mean), does not.
+    virtual bool keeps_values() const { return true; }
     /// Bytes the node holds for its backward pass (for tape_stats).
     virtual std::size_t bytes() const noexcept { return 0; }
+  };
+  /// The base of a node whose inputs are listed in one place, Derived::for_inputs(f): it calls
+  /// f(first, count) for each run of consecutive input indices (count 1 for a lone one; index
+  /// 0, a constant, may appear) and returns true as soon as f does. mark_inputs and
+  /// any_input_marked follow from it.
+  template <class Derived>
+  struct node_with_inputs : node {
+    void mark_inputs(std::uint8_t* reached) const final {
+      static_cast<Derived const&>(*this).for_inputs([reached](index_type first, std::size_t count) {
+        std::fill_n(reached + first, count, std::uint8_t{1});
+        return false;
+      });
+    }
+    bool any_input_marked(std::uint8_t const* marks) const final {
+      return static_cast<Derived const&>(*this).for_inputs([marks](index_type first, std::size_t count) {
+        return std::any_of(marks + first, marks + first + count, [](std::uint8_t m) { return m != 0; });
+      });
+    }
   };
 
   /// Deletes a node: one made by make_node lives in the node memory and is only destroyed;
@@ -465,13 +489,56 @@ class tape {
     else
       unconnected_.emplace_back(first, last);
   }
-  /// Marks every operation the last (careful) sweep went through as released: sweeping
-  /// through it again with check_released throws (torch's retain_graph=False).
+  /// Marks every operation the last (careful) sweep went through as released (torch's
+  /// retain_graph=False): sweeping through it again with check_released throws, unless it
+  /// keeps no values for its backward pass (a statement whose partials are all +1 or -1, a
+  /// node whose keeps_values() is false), as torch can run a node without saved tensors again.
   void release_reached() {
     if (!reached_valid_) return;
     if (released_.size() < reached_.size()) released_.resize(reached_.size(), 0);
     for (std::size_t i = 1; i < reached_.size(); ++i)
       if (reached_[i]) released_[i] = 1;
+  }
+  /// release_reached for the operations of the last sweep that lie on a path from its seeds to
+  /// one of `inputs` only: the ones torch runs, and so frees, for autograd.grad(outputs, inputs).
+  /// An input's own statement is released only if another input lies below it.
+  void release_toward(std::vector<index_type> const& inputs) {
+    if (!reached_valid_) return;
+    std::size_t const size = reached_.size();
+    if (released_.size() < size) released_.resize(size, 0);
+    std::vector<std::uint8_t> below(size, 0);  // 1: an input, 2: an input lies below it
+    for (index_type i : inputs)
+      if (i != 0 && i < size) below[i] = 1;
+    // statements in recording order, so that each one's operands are decided before it
+    struct entry {
+      index_type k;
+      index_type n;
+      detail::stored_index const* idx;  // operands of a statement; null for a node
+      node const* nd;
+    };
+    std::vector<entry> order;
+    for_each_entry_down(
+        static_cast<index_type>(size - 1),
+        [&](index_type k, std::size_t n, detail::stored_index const* idx) {
+          if (reached_[k] && n > 0) order.push_back({k, static_cast<index_type>(n), idx, nullptr});
+        },
+        [&](node const& nd) {
+          for (index_type j = 0; j < nd.count; ++j)
+            if (reached_[nd.first + j]) return order.push_back({nd.first, nd.count, nullptr, &nd});
+        });
+    for (auto e = order.rbegin(); e != order.rend(); ++e) {
+      if (e->nd) {
+        if (!e->nd->any_input_marked(below.data())) continue;
+        for (index_type j = 0; j < e->n; ++j) {
+          below[e->k + j] |= 2;
+          released_[e->k + j] = 1;
+        }
+      } else if (std::any_of(e->idx, e->idx + e->n,
+                             [&](detail::stored_index i) { return below[static_cast<index_type>(i)] != 0; })) {
+        below[e->k] |= 2;
+        released_[e->k] = 1;
+      }
+    }
   }
   /// Whether the last sweep reached statement i (meaningful when tracking was on for it).
   bool reached(index_type i) const noexcept {
@@ -701,7 +768,7 @@ class tape {
                 if (check_released_)
                   for (index_type j = 0; j < nd.count; ++j) {
                     index_type const o = nd.first + j;
-                    if (reach[o] && o < released_.size() && released_[o]) throw_released();
+                    if (reach[o] && o < released_.size() && released_[o] && nd.keeps_values()) throw_released();
                   }
               }
               if (Careful && !stops_.empty())
@@ -719,7 +786,8 @@ class tape {
         if (k > top) continue;  // after the seeds: not in their cone
         if constexpr (Careful) {
           if (!reach[k]) continue;
-          if (n > 0 && check_released_ && k < released_.size() && released_[k]) throw_released();
+          if (n > 0 && check_released_ && k < released_.size() && released_[k] && keeps_values(val + pos, n))
+            throw_released();
           if (k < stops_.size() && stops_[k]) continue;
         }
         T const a = adj[k];
@@ -848,6 +916,53 @@ class tape {
     for (auto const& [o, a] : kept) {
       adj[o] = a;
       if (reach[o] == 2) reach[o] = 1;
+    }
+  }
+
+  /// Whether a statement's backward pass reads values of the forward pass: partials other than
+  /// +1 and -1 (torch's saved tensors). A sum or difference does not, whatever the operands'
+  /// values; nor, leniently, a product whose other factor happens to be +1 or -1.
+  static bool keeps_values(T const* partial, std::size_t n) {
+    return std::any_of(partial, partial + n, [](T const& p) {
+      auto const v = detail::primal_of(p);
+      return !(v == 1 || v == -1);
+    });
+  }
+
+  /// Calls statement(k, n, operands) for each statement from the last at or below top down to
+  /// 1, and node(nd) for each node with an output at or below top (independent variables are
+  /// skipped): the tape's entries in the sweep's order, for the passes that are not the sweep.
+  template <class OnStatement, class OnNode>
+  void for_each_entry_down(index_type top, OnStatement&& statement, OnNode&& on_node) {
+    auto const& chunks = arena_.chunks();
+    if (chunks.empty()) return;
+    for (std::size_t c = arena_.current_chunk() + 1; c-- > 0;) {
+      auto const& ch = chunks[c];
+      if (ch.stmts == 0 || ch.first > top) continue;
+      detail::operand_count const* const count = ch.count.get();
+      detail::stored_index const* const idx = ch.idx.get();
+      std::size_t pos = ch.args;
+      index_type k = c == arena_.current_chunk() ? n_ + 1 : static_cast<index_type>(chunks[c + 1].first);
+      for (std::size_t s = ch.stmts; s-- > 0;) {
+        std::size_t n = static_cast<std::uint8_t>(count[s]);
+        if (n >= block_statement) {
+          std::size_t const header = static_cast<index_type>(idx[--pos]);
+          if (n == block_statement) {
+            k = static_cast<index_type>(header);
+            continue;
+          }
+          if (n == node_statement) {
+            node const& nd = *nodes_[header];
+            k -= nd.count;
+            if (k <= top) on_node(nd);
+            continue;
+          }
+          n = header;
+        }
+        --k;
+        pos -= n;
+        if (k <= top) statement(k, n, idx + pos);
+      }
     }
   }
 

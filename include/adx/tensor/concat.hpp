@@ -23,7 +23,7 @@ namespace detail {
 
 /// The tape node of a concatenation of var<T> tensors: output i is a copy of variable index[i].
 template <class T>
-struct copy_node final : tape<T>::node {
+struct copy_node final : tape<T>::template node_with_inputs<copy_node<T>> {
   std::size_t n = 0;
   index_type* index;
   copy_node(tape<T>& tp, std::size_t elements) : n(elements), index(tp.template node_array<index_type>(elements)) {}
@@ -31,9 +31,13 @@ struct copy_node final : tape<T>::node {
     T const* a = adj + this->first;
     for (std::size_t i = 0; i < n; ++i) adj[index[i]] += a[i];
   }
-  void mark_inputs(std::uint8_t* reached) const override {
-    for (std::size_t i = 0; i < n; ++i) reached[index[i]] = 1;
+  template <class F>
+  bool for_inputs(F&& f) const {
+    for (std::size_t i = 0; i < n; ++i)
+      if (f(index[i], 1)) return true;
+    return false;
   }
+  bool keeps_values() const override { return false; }  // a copy: every partial is 1
   std::size_t bytes() const noexcept override { return n * sizeof(index_type); }
 };
 

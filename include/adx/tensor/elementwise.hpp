@@ -352,9 +352,16 @@ struct stored_operands {
       : count(c),
         index(with_indices ? tp.template node_array<index_type>(c) : nullptr),
         partial(tp.template node_array<T>(c)) {}
-  /// Marks every operand as reached (index 0, a constant, marks slot 0, which is never read).
-  void mark(std::uint8_t* reached) const {
-    for (std::size_t k = 0; k < count; ++k) reached[index[k]] = 1;
+  /// for_inputs (tape<T>::node_with_inputs) over the stored indices (index 0 is a constant).
+  template <class F>
+  bool for_inputs(F&& f) const {
+    for (std::size_t k = 0; k < count; ++k)
+      if (f(index[k], 1)) return true;
+    return false;
+  }
+  /// Whether some stored partial is other than +1 and -1 (see tape<T>::node::keeps_values).
+  bool any_partial_not_unit() const {
+    return std::any_of(partial, partial + count, [](T const& p) { return !(primal_of(p) == 1 || primal_of(p) == -1); });
   }
   std::size_t bytes() const noexcept { return count * ((index ? sizeof(index_type) : 0) + sizeof(T)); }
 };
@@ -438,7 +445,7 @@ constexpr std::uint64_t stray_epoch_bits(epoch_type e, epoch_type current) noexc
 /// the sum of the partials can overflow where the products would not (partials summing past
 /// 1.8e308 under a small adjoint, e.g. a mean over huge values).
 template <class T>
-struct elementwise_node final : tape<T>::node {
+struct elementwise_node final : tape<T>::template node_with_inputs<elementwise_node<T>> {
   /// How an operand's indices run over the elements: one variable (broadcast), a block read in
   /// order (first + i), a block read again and again (first + i % period: a bias row read by
   /// every row of the result), or anything else (general: indices kept per element).
@@ -598,17 +605,26 @@ struct elementwise_node final : tape<T>::node {
       return s;
     }
   }
-  void mark_inputs(std::uint8_t* reached) const override {
-    if (stored.index)
-      stored.mark(reached);
-    else
+  template <class F>
+  bool for_inputs(F&& f) const {
+    if (stored.index) {
+      if (stored.for_inputs(f)) return true;
+    } else {
       for (std::size_t j = 0; j < operands; ++j)
-        if (kind[j] == operand_kind::block || kind[j] == operand_kind::cyclic)
-          std::fill_n(reached + operand_first[j], kind[j] == operand_kind::block ? n : operand_period[j],
-                      std::uint8_t{1});
-        else
-          reached[operand_first[j]] = 1;
-    for (std::size_t s = 0; s < summed; ++s) reached[summed_index[s]] = 1;
+        if (kind[j] == operand_kind::block || kind[j] == operand_kind::cyclic) {
+          if (f(operand_first[j], kind[j] == operand_kind::block ? n : operand_period[j])) return true;
+        } else if (f(operand_first[j], 1)) {
+          return true;
+        }
+    }
+    for (std::size_t s = 0; s < summed; ++s)
+      if (f(summed_index[s], 1)) return true;
+    return false;
+  }
+  bool keeps_values() const override {
+    return stored.any_partial_not_unit() || std::any_of(summed_partial, summed_partial + summed, [](T const& p) {
+             return !(primal_of(p) == 1 || primal_of(p) == -1);
+           });
   }
   std::size_t bytes() const noexcept override {
     return stored.bytes() + operands + (operand_first ? operands * (sizeof(index_type) + sizeof(std::size_t)) : 0) +
@@ -671,7 +687,7 @@ void for_each_active_leaf(tensor_expr<Rule, Ops...>& e, F& f) {
 /// added). The forward pass computes the values only; the backward pass is one multiply-add
 /// loop per operand.
 template <class T>
-struct linear_node final : tape<T>::node {
+struct linear_node final : tape<T>::template node_with_inputs<linear_node<T>> {
   using operand_kind = typename elementwise_node<T>::operand_kind;
   struct operand {
     operand_kind kind;
@@ -734,18 +750,21 @@ struct linear_node final : tape<T>::node {
       }
     }
   }
-  void mark_inputs(std::uint8_t* reached) const override {
+  template <class F>
+  bool for_inputs(F&& f) const {
     for (std::size_t j = 0; j < count; ++j) {
       operand const& o = ops[j];
-      if (o.kind == operand_kind::general)
-        for (std::size_t i = 0; i < n; ++i) reached[o.indices[i]] = 1;
-      else if (o.kind == operand_kind::block)
-        std::fill_n(reached + o.first, n, std::uint8_t{1});
-      else if (o.kind == operand_kind::cyclic)
-        std::fill_n(reached + o.first, o.period, std::uint8_t{1});
-      else
-        reached[o.first] = 1;
+      if (o.kind == operand_kind::general) {
+        for (std::size_t i = 0; i < n; ++i)
+          if (f(o.indices[i], 1)) return true;
+      } else if (f(o.first, o.kind == operand_kind::block ? n : o.kind == operand_kind::cyclic ? o.period : 1)) {
+        return true;
+      }
     }
+    return false;
+  }
+  bool keeps_values() const override {
+    return std::any_of(ops, ops + count, [](operand const& o) { return !(o.partial == 1 || o.partial == -1); });
   }
   std::size_t bytes() const noexcept override {
     std::size_t b = count * sizeof(operand);

@@ -88,7 +88,7 @@ matmul_side<value_type_t<S>> product_side(tensor<X> const& x) {
 
 /// The tape node of C = A B for var<T> elements (one batch of matrices or many).
 template <class T>
-struct matmul_node final : tape<T>::node {
+struct matmul_node final : tape<T>::template node_with_inputs<matmul_node<T>> {
   std::size_t batch, M, N, K;
   bool shared_a, shared_b;  // a rank-2 side used by every batch
   matmul_side<T> a, b;
@@ -123,11 +123,14 @@ struct matmul_node final : tape<T>::node {
     to_side(a, adj, [&](T* out, bool acc) { add_da(dC, out, acc); });
     to_side(b, adj, [&](T* out, bool acc) { add_db(dC, out, acc); });
   }
-  void mark_inputs(std::uint8_t* reached) const override {
+  template <class F>
+  bool for_inputs(F&& f) const {
     for (matmul_side<T> const* side : {&a, &b}) {
-      if (side->base) std::fill_n(reached + side->base, side->values.size(), std::uint8_t{1});
-      for (index_type i : side->index) reached[i] = 1;
+      if (side->base && f(side->base, side->values.size())) return true;
+      for (index_type i : side->index)
+        if (f(i, 1)) return true;
     }
+    return false;
   }
   /// The operands' values (a shared constant counted too) and scattered indices.
   std::size_t bytes() const noexcept override {

@@ -49,6 +49,7 @@ T sum_values(std::span<T const> x) {
 
 struct sum_reduction {
   static constexpr char const* name = "sum";
+  static constexpr bool keeps_values = false;  // partials 1: a second sweep needs nothing of the forward pass
   template <class T>
   static T value(std::span<T const> x) {
     return sum_values(x);
@@ -61,6 +62,7 @@ struct sum_reduction {
 
 struct mean_reduction {
   static constexpr char const* name = "mean";
+  static constexpr bool keeps_values = false;  // partials 1/n
   template <class T>
   static T value(std::span<T const> x) {
     return to_value<T>(sum_values(x) / static_cast<double>(x.size()));  // empty: 0/0 = NaN, as torch
@@ -240,11 +242,12 @@ struct norm_reduction {
 /// them, unless the input is one block of variables (`line_start` set): element j of line l is
 /// then the variable input_first + line_start[l] + j * stride, and a line costs one index.
 template <class T>
-struct reduction_node final : tape<T>::node {
+struct reduction_node final : tape<T>::template node_with_inputs<reduction_node<T>> {
   std::size_t lines, len, stride;
   stored_operands<T> stored;  ///< element j of line l at [l * len + j]; no indices for a block
   index_type input_first;     ///< a block input's first variable; 0 for elements of their own
   index_type* line_start;     ///< a block input: each line's first element in it; otherwise null
+  bool keeps = true;          ///< keeps_values: false for sum and mean (their partials are fixed numbers)
   reduction_node(tape<T>& tp, std::size_t l, std::size_t n, std::size_t s, index_type block_first)
       : lines(l),
         len(n),
@@ -265,11 +268,15 @@ struct reduction_node final : tape<T>::node {
       }
     }
   }
-  void mark_inputs(std::uint8_t* reached) const override {
-    if (!line_start) return stored.mark(reached);
+  template <class F>
+  bool for_inputs(F&& f) const {
+    if (!line_start) return stored.for_inputs(f);
     for (std::size_t l = 0; l < lines; ++l)
-      for (std::size_t j = 0; j < len; ++j) reached[input_first + line_start[l] + j * stride] = 1;
+      for (std::size_t j = 0; j < len; ++j)
+        if (f(input_first + line_start[l] + static_cast<index_type>(j * stride), 1)) return true;
+    return false;
   }
+  bool keeps_values() const override { return keeps; }
   std::size_t bytes() const noexcept override { return stored.bytes() + (line_start ? lines * sizeof(index_type) : 0); }
 };
 
@@ -365,6 +372,7 @@ tensor<S> reduce_lines(tensor<S> const& t, std::size_t lines, std::size_t len, s
     auto made = make_var_values<S>(lines, 0, ep);
     T* const values = made.second;
     auto nd = tp.template make_node<reduction_node<T>>(tp, lines, len, stride, in.block.first);
+    if constexpr (requires { Red::keeps_values; }) nd->keeps = Red::keeps_values;
     for (std::size_t l = 0; l < lines; ++l) {
       std::size_t const o = offset(l);
       std::span<T const> const xl = line(o);
@@ -541,7 +549,7 @@ auto reduce_axis(X const& x, long axis, bool keepdims) {
 /// logsumexp(line). It keeps each input's index and softmax value; the backward pass is, per
 /// line, dx_j += a_j - softmax_j * sum_k a_k (no separate logsumexp and subtraction nodes).
 template <class T>
-struct log_softmax_node final : tape<T>::node {
+struct log_softmax_node final : tape<T>::template node_with_inputs<log_softmax_node<T>> {
   std::size_t lines, len, inner;  ///< line l: elements (l / inner) * len * inner + l % inner + j * inner
   stored_operands<T> stored;      ///< per element, in the tensor's order: input index, softmax
   /// A block input's first variable (no indices are stored: element k is input_first + k); 0
@@ -562,9 +570,10 @@ struct log_softmax_node final : tape<T>::node {
       }
     }
   }
-  void mark_inputs(std::uint8_t* reached) const override {
-    if (stored.index) return stored.mark(reached);
-    for (std::size_t k = 0; k < stored.count; ++k) reached[input_first + k] = 1;
+  template <class F>
+  bool for_inputs(F&& f) const {
+    if (stored.index) return stored.for_inputs(f);
+    return f(input_first, stored.count);
   }
   std::size_t bytes() const noexcept override { return stored.bytes(); }
 };
