@@ -244,7 +244,7 @@ TEST_CASE("autograd::grad: seed 001, grad_outputs, create_graph, retain_graph, a
 
 // What a sweep without retain_graph releases, case by case as LibTorch 1.13 does (checked with a
 // C++ program against libtorch-dev; the one difference is marked).
-TEST_CASE("autograd::grad: operations without saved values run again; only the inputs' paths are released") {
+TEST_CASE("autograd::grad: operations without saved values run again, and only the inputs' paths are released") {
   tape_scope<var<double>> scope;
   auto again = [](auto&& f) { return adx_test::error_message(f) == "no error"; };
   {  // partials +1 and -1 keep nothing: x + 1, -(x - 3), a chain of sums
@@ -294,6 +294,44 @@ TEST_CASE("autograd::grad: operations without saved values run again; only the i
     CHECK(*autograd::grad(y, x)[0] == 3.0);
     CHECK(again([&] { CHECK(*autograd::grad(u, w)[0] == 5.0); }));
     CHECK_FALSE(again([&] { autograd::grad(y, x); }));  // x * x was released
+  }
+  {  // a sweep toward w does not use what leads only to x, even inside one statement
+    var<double> x = 1.5, w = 2.5;
+    var<double> u = w * w, v = x * x;
+    var<double> y = u + v;
+    var<double> y2 = x + w * w;  // one statement: x's partial is 1, w's is 2w
+    CHECK(*autograd::grad(y, x)[0] == 3.0);
+    CHECK(again([&] { CHECK(*autograd::grad(y, w)[0] == 5.0); }));
+    CHECK(*autograd::grad(y2, x)[0] == 1.0);
+    CHECK(again([&] { autograd::grad(y2, x); }));
+    CHECK(*autograd::grad(y2, w)[0] == 5.0);
+    CHECK_FALSE(again([&] { autograd::grad(y2, w); }));
+    CHECK(again([&] { autograd::grad(y2, x); }));
+  }
+  {  // rounding keeps nothing (torch's floor backward is a zero); nor does sum(t + s) or mean
+    var<double> x = 1.5;
+    var<double> f = floor(x * 2.0);
+    tensor<var<double>> t{1.5, 2.0};
+    var<double> s = 0.5;
+    var<double> ft = sum(floor(t)), ts = sum(t + s), tm = mean(t - s);
+    autograd::grad(f, x);
+    CHECK(again([&] { CHECK(*autograd::grad(f, x)[0] == 0.0); }));
+    for (auto const* v : {&ft, &ts, &tm}) {
+      autograd::grad(*v, t);
+      CHECK(again([&] { autograd::grad(*v, t); }));
+    }
+  }
+  {  // a stale input is refused before the sweep (its index names w by then), so nothing is released
+    var<double> x = 1.5;
+    var<double> stale;
+    {
+      tape_scope<var<double>> inner;
+      stale = x * 3.0;
+    }
+    var<double> w = 2.0;
+    var<double> y = x * w;
+    CHECK_THROWS_AS(autograd::grad(y, stale), stale_variable_error);
+    CHECK(again([&] { CHECK(*autograd::grad(y, x)[0] == 2.0); }));
   }
   {  // u on x's path is released with it
     var<double> x = 1.5, w = 2.5;

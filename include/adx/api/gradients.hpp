@@ -106,11 +106,11 @@ struct sweep_plan {
   std::vector<std::pair<var<T>, T>> seeds;
   std::vector<index_type> stops;
   bool stop_unconnected = false;  ///< tf.gradients: stop at floor, ceil, round, trunc (tape::mark_unconnected)
-  bool check_released = false;
-  bool release = false;
-  /// With release: release only the operations on a path from the seeds to one of these
-  /// statements (torch frees what it ran for autograd.grad's inputs), not all that were reached.
-  std::optional<std::vector<index_type>> release_toward;
+  bool torch_release = false;     ///< torch's retain_graph rules (tape::settle_release) after the sweep
+  bool release = false;           ///< with torch_release: release what the sweep used (retain_graph false)
+  /// With torch_release: the sweep uses only the operations on a path from the seeds to one of
+  /// these statements (torch runs only those for autograd.grad's inputs), not all it reached.
+  std::optional<std::vector<index_type>> inputs;
 
   void run() {
     auto& tp = tape<T>::current();
@@ -128,7 +128,7 @@ struct sweep_plan {
     tp.set_stops(stops, stop_unconnected);
     tp.track_reached(true);
     try {
-      tp.sweep(top, check_released);
+      tp.sweep(top);
     } catch (...) {
       tp.track_reached(false);
       tp.set_stops({});
@@ -136,10 +136,7 @@ struct sweep_plan {
     }
     tp.track_reached(false);
     tp.set_stops({});
-    if (release && release_toward)
-      tp.release_toward(*release_toward);
-    else if (release)
-      tp.release_reached();
+    if (torch_release) tp.settle_release(inputs ? &*inputs : nullptr, release);
   }
 };
 
@@ -351,11 +348,11 @@ void backward_impl(Y const& tensors, std::vector<G> const& grad_tensors, std::op
   auto const ylist = as_list(tensors);
   sweep_plan<T> plan;
   seed_torch_outputs<YA>(plan, ylist, grad_tensors, "autograd::backward");
-  plan.check_released = true;
+  plan.torch_release = true;
   plan.release = !retain_graph.value_or(create_graph);
-  if (inputs_given && plan.release) {
-    plan.release_toward.emplace();
-    for (auto* p : leaves) append_indices(*p, *plan.release_toward);
+  if (inputs_given) {
+    plan.inputs.emplace();
+    for (auto* p : leaves) append_indices(*p, *plan.inputs);
   }
   plan.run();
   auto& tp = tape<T>::current();
@@ -392,7 +389,7 @@ auto grad(Y const& outputs, X const& inputs,
   if (xlist0.empty()) throw value_error("adx: autograd::grad: grad requires non-empty inputs.");
   detail::sweep_plan<T> plan;
   detail::seed_torch_outputs<YA>(plan, ylist, grad_outputs, "autograd::grad");
-  plan.check_released = true;
+  plan.torch_release = true;
   plan.release = !retain_graph.value_or(create_graph);
 
   auto& tp = tape<T>::current();
@@ -406,10 +403,14 @@ auto grad(Y const& outputs, X const& inputs,
     if (!requires_grad)
       throw value_error("adx: autograd::grad: One of the differentiated Tensors does not require grad");
   }
-  if (plan.release) {  // torch runs, and frees, only the operations that lead to the inputs
-    plan.release_toward.emplace();
-    for (auto const& x : xlist)
-      for (std::size_t i = 0; i < XA::size(x); ++i) plan.release_toward->push_back(XA::at(x, i).index());
+  plan.inputs.emplace();  // torch runs, and frees, only the operations that lead to the inputs
+  for (auto const& x : xlist) {
+    epoch_type live = 0;
+    for (std::size_t i = 0; i < XA::size(x); ++i) {
+      auto const& e = XA::at(x, i);
+      if (e.index() != 0) tp.check_live(e.epoch(), live);  // before the sweep: a stale index names another var
+      plan.inputs->push_back(e.index());
+    }
   }
   plan.run();
 

@@ -19,6 +19,7 @@
 
 #include "adx/config.hpp"
 #include "adx/core/operand_pack.hpp"
+#include "adx/core/source_location.hpp"
 #include "adx/core/traits.hpp"
 
 namespace adx {
@@ -272,31 +273,38 @@ using node_scalar_t = typename node_scalar<X...>::type;
 template <class Rule, class... X>
 using node_t = expr<Rule, decltype(wrap<node_scalar_t<X...>>(std::declval<X>()))...>;
 
-/// Rules to which TensorFlow gives no gradient (floor, ceil, round: `unconnected_in_tf`). Over
-/// a reverse scalar S (one whose ad_traits have note_unconnected) their result is evaluated at
-/// once, a statement of its own, and noted on its tape, so that tf.gradients can treat it as
-/// unconnected from the operands; every other API sees the rule's zero derivative.
-template <class Rule>
-concept unconnected_in_tf = Rule::unconnected_in_tf;
+/// Builds Rule's node over the operands, or evaluates Rule on plain numbers directly.
+template <class Rule, class... X>
+constexpr auto make_expr(X&&... x) {
+  if constexpr (!(ad_operand<X> || ...))
+    return evaluate_rule<Rule, plain_result_t<X...>>(x...);
+  else
+    return node_t<Rule, X...>(wrap<node_scalar_t<X...>>(std::forward<X>(x))...);
+}
+
+/// Rules to which TensorFlow gives no gradient (floor, ceil, round, trunc: unconnected_in_tf;
+/// their entry points call make_unconnected). Over a reverse scalar S (one whose ad_traits
+/// have note_unconnected) the result is recorded at once, as a statement of its own at the
+/// caller's line, and noted on its tape, so that tf.gradients can treat it as unconnected
+/// from the operands; every other API sees the rule's zero derivative.
 template <class S>
 concept notes_unconnected = requires(S const& s) {
   ad_traits<S>::note_unconnected(s);
 };
-
-/// Builds Rule's node over the operands, or evaluates Rule on plain numbers directly.
 template <class Rule, class... X>
-constexpr auto make_expr(X&&... x) {
-  if constexpr (!(ad_operand<X> || ...)) {
-    return evaluate_rule<Rule, plain_result_t<X...>>(x...);
-  } else if constexpr (unconnected_in_tf<Rule> && notes_unconnected<node_scalar_t<X...>>) {
+constexpr auto make_unconnected(source_location where, X&&... x) {
+  static_assert(Rule::unconnected_in_tf);
+  if constexpr ((ad_operand<X> || ...) && notes_unconnected<node_scalar_t<X...>>) {
     using S = node_scalar_t<X...>;
-    S r(node_t<Rule, X...>(wrap<S>(std::forward<X>(x))...));
+    S r(node_t<Rule, X...>(wrap<S>(std::forward<X>(x))...), where);
     ad_traits<S>::note_unconnected(r);
     return r;
   } else {
-    return node_t<Rule, X...>(wrap<node_scalar_t<X...>>(std::forward<X>(x))...);
+    (void)where;
+    return make_expr<Rule>(std::forward<X>(x)...);
   }
 }
+
 /// make_expr, always inlined: for the tensor element loops (tensor_expr::at_flat), so that an
 /// element's expression stays in registers instead of being built in memory by a call per
 /// element. Scalar code keeps make_expr, whose inlining is left to the compiler: forcing it
@@ -312,6 +320,9 @@ ADX_ALWAYS_INLINE constexpr auto make_expr_inline(X&&... x) {
 /// Builds Rule's elementwise node over tensor operands (defined in tensor/elementwise.hpp).
 template <class Rule, class... X>
 auto make_tensor_expr(X&&... x);
+/// make_unconnected's tensor form (defined in tensor/elementwise.hpp).
+template <class Rule, class... X>
+auto make_unconnected_tensor(source_location where, X&&... x);
 
 }  // namespace detail
 

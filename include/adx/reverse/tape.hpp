@@ -430,9 +430,8 @@ class tape {
     seed_finite_ &= detail::all_finite(v);
     seeds_.push_back(i);
   }
-  /// Runs the sweep from statement top down to 1. With check_released, reaching an operation
-  /// that an earlier sweep released (see release_reached) throws gradient_error.
-  void sweep(index_type top, bool check_released = false) {
+  /// Runs the sweep from statement top down to 1.
+  void sweep(index_type top) {
     struct running {  // the recording being swept, while user code (a vjp) may run inside
       std::vector<std::size_t>& on;
       explicit running(std::vector<std::size_t>& s, std::size_t frame) : on(s) { on.push_back(frame); }
@@ -440,14 +439,13 @@ class tape {
       running(running const&) = delete;
       running& operator=(running const&) = delete;
     } const guard(sweeping_, frames_.size());
-    check_released_ = check_released;
     top = through_node(top);
     // With a non-finite partial or seed on the tape, follow reachability so that an unreached
     // statement cannot add 0 * inf = NaN; otherwise every contribution of an unreached
     // statement is an exact zero and the plain loop is exact.
     // Only that careful sweep needs the reached flags, so only it builds them.
     bool const checked = detail::anomaly_mode();
-    if (nonfinite_ || !seed_finite_ || track_reached_ || !stops_.empty() || check_released || checked) {
+    if (nonfinite_ || !seed_finite_ || track_reached_ || !stops_.empty() || checked) {
       reached_.assign(std::size_t{top} + 1, 0);
       for (index_type i : seeds_) reached_[i] = 1;
       reached_valid_ = true;
@@ -489,56 +487,71 @@ class tape {
     else
       unconnected_.emplace_back(first, last);
   }
-  /// Marks every operation the last (careful) sweep went through as released (torch's
-  /// retain_graph=False): sweeping through it again with check_released throws, unless it
-  /// keeps no values for its backward pass (a statement whose partials are all +1 or -1, a
-  /// node whose keeps_values() is false), as torch can run a node without saved tensors again.
-  void release_reached() {
-    if (!reached_valid_) return;
-    if (released_.size() < reached_.size()) released_.resize(reached_.size(), 0);
-    for (std::size_t i = 1; i < reached_.size(); ++i)
-      if (reached_[i]) released_[i] = 1;
-  }
-  /// release_reached for the operations of the last sweep that lie on a path from its seeds to
-  /// one of `inputs` only: the ones torch runs, and so frees, for autograd.grad(outputs, inputs).
-  /// An input's own statement is released only if another input lies below it.
-  void release_toward(std::vector<index_type> const& inputs) {
-    if (!reached_valid_) return;
+  /// torch's rule for a graph swept without retain_graph, applied after a careful sweep: the
+  /// operations it used are those it reached or, with `inputs`, those of them with an input
+  /// below (torch runs only the nodes that lead to autograd.grad's inputs; an input's own
+  /// operation is not used for it). Using again an operation whose kept values an earlier sweep
+  /// released throws gradient_error (and nothing is released); with `release`, the used
+  /// operations that keep values are released. What keeps values: a statement whose partial
+  /// toward a used operand is other than +1 or -1 (torch's saved tensors), and a node whose
+  /// keeps_values() is true; rounding (noted by mark_unconnected) keeps none.
+  void settle_release(std::vector<index_type> const* inputs, bool release) {
+    if (!reached_valid_ || (!release && released_.empty())) return;  // nothing to release or to check
     std::size_t const size = reached_.size();
-    if (released_.size() < size) released_.resize(size, 0);
-    std::vector<std::uint8_t> below(size, 0);  // 1: an input, 2: an input lies below it
-    for (index_type i : inputs)
-      if (i != 0 && i < size) below[i] = 1;
-    // statements in recording order, so that each one's operands are decided before it
+    std::vector<std::uint8_t> below;  // with inputs: 1 an input, 2 an input lies below it
+    if (inputs) {
+      below.assign(size, 0);
+      for (index_type i : *inputs)
+        if (i != 0 && i < size) below[i] = 1;
+    }
     struct entry {
-      index_type k;
-      index_type n;
-      detail::stored_index const* idx;  // operands of a statement; null for a node
+      index_type k, n;
+      detail::stored_index const* idx;  // a statement's operands (null for a node)
+      T const* partial;
       node const* nd;
     };
-    std::vector<entry> order;
+    std::vector<entry> order;  // the reached entries, last first
     for_each_entry_down(
         static_cast<index_type>(size - 1),
-        [&](index_type k, std::size_t n, detail::stored_index const* idx) {
-          if (reached_[k] && n > 0) order.push_back({k, static_cast<index_type>(n), idx, nullptr});
+        [&](index_type k, std::size_t n, detail::stored_index const* idx, T const* partial) {
+          if (reached_[k] && n > 0) order.push_back({k, static_cast<index_type>(n), idx, partial, nullptr});
         },
         [&](node const& nd) {
           for (index_type j = 0; j < nd.count; ++j)
-            if (reached_[nd.first + j]) return order.push_back({nd.first, nd.count, nullptr, &nd});
+            if (reached_[nd.first + j]) return order.push_back({nd.first, nd.count, nullptr, nullptr, &nd});
         });
-    for (auto e = order.rbegin(); e != order.rend(); ++e) {
+    auto const used = [&](detail::stored_index i) { return !inputs || below[static_cast<index_type>(i)] != 0; };
+    std::vector<std::pair<index_type, index_type>> keeping;  // used entries that keep values: first, count
+    for (auto e = order.rbegin(); e != order.rend(); ++e) {  // recording order: operands first
+      bool keeps = false;
       if (e->nd) {
-        if (!e->nd->any_input_marked(below.data())) continue;
-        for (index_type j = 0; j < e->n; ++j) {
-          below[e->k + j] |= 2;
-          released_[e->k + j] = 1;
-        }
-      } else if (std::any_of(e->idx, e->idx + e->n,
-                             [&](detail::stored_index i) { return below[static_cast<index_type>(i)] != 0; })) {
-        below[e->k] |= 2;
-        released_[e->k] = 1;
+        if (inputs && !e->nd->any_input_marked(below.data())) continue;
+        keeps = e->nd->keeps_values() && !unconnected(e->k);
+      } else {
+        bool any_used = false;
+        for (index_type j = 0; j < e->n; ++j)
+          if (used(e->idx[j])) {
+            any_used = true;
+            auto const p = detail::primal_of(e->partial[j]);
+            keeps |= !(p == 1 || p == -1);
+          }
+        if (!any_used) continue;
+        keeps = keeps && !unconnected(e->k);
       }
+      index_type const count = e->nd ? e->n : 1;  // a node's outputs, or the statement
+      if (inputs)
+        for (index_type j = 0; j < count; ++j) below[e->k + j] |= 2;
+      if (!keeps) continue;
+      if (e->k < released_.size() &&
+          std::any_of(released_.begin() + e->k,
+                      released_.begin() + std::min<std::size_t>(e->k + count, released_.size()),
+                      [](std::uint8_t r) { return r != 0; }))
+        throw_released();
+      keeping.emplace_back(e->k, count);
     }
+    if (!release) return;
+    if (released_.size() < size) released_.resize(size, 0);
+    for (auto const& [first, count] : keeping) std::fill_n(released_.begin() + first, count, std::uint8_t{1});
   }
   /// Whether the last sweep reached statement i (meaningful when tracking was on for it).
   bool reached(index_type i) const noexcept {
@@ -625,7 +638,7 @@ class tape {
     std::vector<index_type> seeds;
     std::vector<std::uint8_t> reached, stops, released;
     index_type swept = 0;
-    bool seed_finite = true, reached_valid = false, check_released = false, track_reached = false;
+    bool seed_finite = true, reached_valid = false, track_reached = false;
   };
   struct frame {
     epoch_type epoch;
@@ -647,7 +660,6 @@ class tape {
             std::exchange(swept_, fresh.swept),
             std::exchange(seed_finite_, fresh.seed_finite),
             std::exchange(reached_valid_, fresh.reached_valid),
-            std::exchange(check_released_, fresh.check_released),
             std::exchange(track_reached_, fresh.track_reached)};
   }
   void resume_sweep_state(sweep_state&& s) noexcept {
@@ -659,7 +671,6 @@ class tape {
     swept_ = s.swept;
     seed_finite_ = s.seed_finite;
     reached_valid_ = s.reached_valid;
-    check_released_ = s.check_released;
     track_reached_ = s.track_reached;
   }
 
@@ -764,13 +775,6 @@ class tape {
             node const& nd = *nodes_[header];
             k -= nd.count;  // now the node's first output
             if (k + (nd.count - 1) <= top) {
-              if constexpr (Careful) {
-                if (check_released_)
-                  for (index_type j = 0; j < nd.count; ++j) {
-                    index_type const o = nd.first + j;
-                    if (reach[o] && o < released_.size() && released_[o] && nd.keeps_values()) throw_released();
-                  }
-              }
               if (Careful && !stops_.empty())
                 run_stopped_node(nd, adj, reach);
               else
@@ -786,8 +790,6 @@ class tape {
         if (k > top) continue;  // after the seeds: not in their cone
         if constexpr (Careful) {
           if (!reach[k]) continue;
-          if (n > 0 && check_released_ && k < released_.size() && released_[k] && keeps_values(val + pos, n))
-            throw_released();
           if (k < stops_.size() && stops_[k]) continue;
         }
         T const a = adj[k];
@@ -919,17 +921,14 @@ class tape {
     }
   }
 
-  /// Whether a statement's backward pass reads values of the forward pass: partials other than
-  /// +1 and -1 (torch's saved tensors). A sum or difference does not, whatever the operands'
-  /// values; nor, leniently, a product whose other factor happens to be +1 or -1.
-  static bool keeps_values(T const* partial, std::size_t n) {
-    return std::any_of(partial, partial + n, [](T const& p) {
-      auto const v = detail::primal_of(p);
-      return !(v == 1 || v == -1);
-    });
+  /// Whether statement k is the result of a rule noted by mark_unconnected.
+  bool unconnected(index_type k) const noexcept {
+    auto const it = std::upper_bound(unconnected_.begin(), unconnected_.end(), k,
+                                     [](index_type v, auto const& r) { return v < r.first; });
+    return it != unconnected_.begin() && k <= std::prev(it)->second;
   }
 
-  /// Calls statement(k, n, operands) for each statement from the last at or below top down to
+  /// Calls statement(k, n, operands, partials) for each statement from the last at or below top down to
   /// 1, and node(nd) for each node with an output at or below top (independent variables are
   /// skipped): the tape's entries in the sweep's order, for the passes that are not the sweep.
   template <class OnStatement, class OnNode>
@@ -941,6 +940,7 @@ class tape {
       if (ch.stmts == 0 || ch.first > top) continue;
       detail::operand_count const* const count = ch.count.get();
       detail::stored_index const* const idx = ch.idx.get();
+      T const* const val = ch.val.get();
       std::size_t pos = ch.args;
       index_type k = c == arena_.current_chunk() ? n_ + 1 : static_cast<index_type>(chunks[c + 1].first);
       for (std::size_t s = ch.stmts; s-- > 0;) {
@@ -961,7 +961,7 @@ class tape {
         }
         --k;
         pos -= n;
-        if (k <= top) statement(k, n, idx + pos);
+        if (k <= top) statement(k, n, idx + pos, val + pos);
       }
     }
   }
@@ -1017,9 +1017,8 @@ class tape {
   std::vector<std::uint8_t> reached_;    // built by careful sweeps only
   std::vector<index_type> seeds_;        // the seeded statements of the sweep under way
   std::vector<std::uint8_t> stops_;      // set_stops
-  std::vector<std::uint8_t> released_;   // release_reached
+  std::vector<std::uint8_t> released_;   // settle_release
   std::vector<std::pair<index_type, index_type>> unconnected_;  // mark_unconnected: [first, last], ascending
-  bool check_released_ = false;
   bool reached_valid_ = false;
   std::vector<frame> frames_;
   std::vector<std::size_t> sweeping_;      // the frame count of each sweep running (nested ones inside vjps)

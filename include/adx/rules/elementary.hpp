@@ -787,10 +787,10 @@ ADX_BINARY_ENTRY(min, min_rule)
 ADX_BINARY_ENTRY(fmax, fmax_rule)
 ADX_BINARY_ENTRY(fmin, fmin_rule)
 ADX_BINARY_ENTRY(fmod, fmod_rule)
-ADX_UNARY_ENTRY(floor, rounding_rule<0>)
-ADX_UNARY_ENTRY(ceil, rounding_rule<1>)
-ADX_UNARY_ENTRY(round, rounding_rule<2>)
-ADX_UNARY_ENTRY(trunc, rounding_rule<3>)
+ADX_UNCONNECTED_UNARY_ENTRY(floor, rounding_rule<0>)
+ADX_UNCONNECTED_UNARY_ENTRY(ceil, rounding_rule<1>)
+ADX_UNCONNECTED_UNARY_ENTRY(round, rounding_rule<2>)
+ADX_UNCONNECTED_UNARY_ENTRY(trunc, rounding_rule<3>)
 #include "adx/rules/entry_macros_end.hpp"
 
 /// clamp(x, lo, hi) with inclusive bounds (d/dx = 1 at lo and hi).

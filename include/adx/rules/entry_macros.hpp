@@ -15,6 +15,17 @@
     return detail::make_tensor_expr<detail::rule>(std::forward<X>(x)); \
   }
 #define ADX_UNARY_ENTRY(fn, rule) ADX_UNARY_ENTRY_FOR(ad_operand, fn, rule)
+// A unary function whose rule is flagged unconnected_in_tf (core/expr.hpp): its result is
+// recorded where it is called, so the entry takes the caller's line for anomaly mode.
+#define ADX_UNCONNECTED_UNARY_ENTRY(fn, rule)                                        \
+  template <ad_operand X>                                                            \
+  constexpr auto fn(X&& x, source_location where = source_location::current()) {     \
+    return detail::make_unconnected<detail::rule>(where, std::forward<X>(x));        \
+  }                                                                                  \
+  template <tensor_operand X>                                                        \
+  auto fn(X&& x, source_location where = source_location::current()) {               \
+    return detail::make_unconnected_tensor<detail::rule>(where, std::forward<X>(x)); \
+  }
 #define ADX_OWN_UNARY_ENTRY(fn, rule) ADX_UNARY_ENTRY_FOR(rule_operand, fn, rule)
 #define ADX_BINARY_ENTRY(fn, rule)                                                                                    \
   template <class X, class Y>                                                                                         \

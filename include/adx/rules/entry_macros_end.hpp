@@ -2,5 +2,6 @@
 // points, so that the macros never reach its includers; one list, beside the definitions'.
 #undef ADX_UNARY_ENTRY_FOR
 #undef ADX_UNARY_ENTRY
+#undef ADX_UNCONNECTED_UNARY_ENTRY
 #undef ADX_OWN_UNARY_ENTRY
 #undef ADX_BINARY_ENTRY

@@ -325,18 +325,11 @@ concept tensor_expression = detail::tensor_node<E>;
 
 namespace detail {
 
-template <class E>
-tensor<typename E::element_type> unconnected_result(E const& e);
-
 template <class Rule, class... X>
 auto make_tensor_expr(X&&... x) {
   // each operand is wrapped straight into its place in the node: a sub-expression is moved once
-  using E = tensor_expr<Rule, decltype(wrap_tensor_operand(std::forward<X>(x)))...>;
-  if constexpr (unconnected_in_tf<Rule> && notes_unconnected<typename E::element_type>)  // see make_expr
-    return unconnected_result(
-        E(from_makers, [&x]() -> decltype(auto) { return wrap_tensor_operand(std::forward<X>(x)); }...));
-  else
-    return E(from_makers, [&x]() -> decltype(auto) { return wrap_tensor_operand(std::forward<X>(x)); }...);
+  return tensor_expr<Rule, decltype(wrap_tensor_operand(std::forward<X>(x)))...>(
+      from_makers, [&x]() -> decltype(auto) { return wrap_tensor_operand(std::forward<X>(x)); }...);
 }
 
 /// What a tensor node keeps for its backward pass per (element, operand) pair: the operand's
@@ -358,10 +351,6 @@ struct stored_operands {
     for (std::size_t k = 0; k < count; ++k)
       if (f(index[k], 1)) return true;
     return false;
-  }
-  /// Whether some stored partial is other than +1 and -1 (see tape<T>::node::keeps_values).
-  bool any_partial_not_unit() const {
-    return std::any_of(partial, partial + count, [](T const& p) { return !(primal_of(p) == 1 || primal_of(p) == -1); });
   }
   std::size_t bytes() const noexcept { return count * ((index ? sizeof(index_type) : 0) + sizeof(T)); }
 };
@@ -463,6 +452,9 @@ struct elementwise_node final : tape<T>::template node_with_inputs<elementwise_n
   /// `scale` (the reduction's partial, 1 or 1/n) is every element's adjoint.
   bool reduced = false;
   double scale = 1;
+  /// keeps_values: false only for the sum or mean of a linear expression whose coefficients are
+  /// all +1 or -1 (`sum(t + s)`: torch's add and sum keep no tensors).
+  bool keeps = true;
 
   elementwise_node(tape<T>& tp, std::size_t elements, std::size_t k, std::size_t k_summed = 0, bool with_indices = true)
       : n(elements),
@@ -621,11 +613,7 @@ struct elementwise_node final : tape<T>::template node_with_inputs<elementwise_n
       if (f(summed_index[s], 1)) return true;
     return false;
   }
-  bool keeps_values() const override {
-    return stored.any_partial_not_unit() || std::any_of(summed_partial, summed_partial + summed, [](T const& p) {
-             return !(primal_of(p) == 1 || primal_of(p) == -1);
-           });
-  }
+  bool keeps_values() const override { return keeps; }
   std::size_t bytes() const noexcept override {
     return stored.bytes() + operands + (operand_first ? operands * (sizeof(index_type) + sizeof(std::size_t)) : 0) +
            summed * (sizeof(index_type) + sizeof(T));
@@ -1109,17 +1097,26 @@ auto eval(E const& e) {
 
 namespace detail {
 
-/// The elements of a rule flagged unconnected_in_tf (floor, ceil, round, trunc): evaluated, and
-/// noted on their tape for tf.gradients, as make_expr does for a scalar.
-template <class E>
-tensor<typename E::element_type> unconnected_result(E const& e) {
-  using S = typename E::element_type;
-  tensor<S> r = eval(e);
-  if (var_block const b = tensor_access::block(r); b.first != 0)
-    tape<value_type_t<S>>::current().mark_unconnected(b.first, static_cast<index_type>(r.size()));
-  else
-    for (S const& v : std::span<S const>(std::as_const(r).data(), r.size())) ad_traits<S>::note_unconnected(v);
-  return r;
+/// make_unconnected over tensors: the elements of a rule flagged unconnected_in_tf over var
+/// elements are evaluated, as one node recorded at the caller's line, and noted on their tape;
+/// over other elements the expression stays unevaluated.
+template <class Rule, class... X>
+auto make_unconnected_tensor(source_location where, X&&... x) {
+  static_assert(Rule::unconnected_in_tf);
+  auto e = make_tensor_expr<Rule>(std::forward<X>(x)...);
+  using S = typename decltype(e)::element_type;
+  if constexpr (notes_unconnected<S>) {
+    anomaly_site_guard const site(where);
+    tensor<S> r = eval(e);
+    if (var_block const b = tensor_access::block(r); b.first != 0)
+      tape<value_type_t<S>>::current().mark_unconnected(b.first, static_cast<index_type>(r.size()));
+    else
+      for (S const& v : std::span<S const>(std::as_const(r).data(), r.size())) ad_traits<S>::note_unconnected(v);
+    return r;
+  } else {
+    (void)where;
+    return e;
+  }
 }
 
 }  // namespace detail

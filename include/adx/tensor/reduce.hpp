@@ -464,6 +464,19 @@ auto reduce_expression(E expr) {
         }
     nd->reduced = true;
     nd->scale = is_mean ? 1.0 / static_cast<double>(n) : 1.0;
+    if constexpr (linear_in<R, E>::value) {  // every element's partials are the coefficients: read element 0's
+      if (n > 0) {
+        partial_writer<T, K> pw;
+        if (plan.how != read_plan::mode::strided) {
+          expr.at_flat(0).push(pw);
+        } else {
+          stride_array const origin{};
+          expr.at_index(origin, sh.rank()).push(pw);
+        }
+        nd->keeps = std::any_of(pw.partial.begin(), pw.partial.end(),
+                                [](T const& p) { return !(primal_of(p) == 1 || primal_of(p) == -1); });
+      }
+    }
     index_type* const index = nd->stored.index;
     T* const partial = nd->stored.partial;
     index_type any_index = blocks ? block_any : 0;  // of all operands, summed or not (see the writer)
