@@ -63,6 +63,28 @@ TEST_CASE("anomaly: sqrt at 0 names the statement, its operation and its line") 
   CHECK(what.find("its partial with respect to operand 1 is inf and its adjoint is 1") != std::string::npos);
 }
 
+TEST_CASE("anomaly: rounding, recorded on its own for tf.gradients, names the caller's line") {
+  tape_scope<var<double>> scope;
+  detect_anomaly on;
+  var<double> const x = 1.5;
+  var<double> const c = inf;
+  unsigned const f_line = __LINE__ + 1;
+  var<double> const f = floor(x * x);
+  var<double> const y = f * c;
+  auto e = anomaly_of([&] { backward(y); });
+  REQUIRE(e.has_value());
+  CHECK(e->input() == f.index());
+  CHECK(recorded_here(e->input_origin(), f_line));
+  tensor<var<double>> const t{1.5, 2.5};
+  unsigned const ft_line = __LINE__ + 1;
+  tensor<var<double>> const ft = ceil(t * t);
+  var<double> const s = sum(ft * c);
+  e = anomaly_of([&] { backward(s); });
+  REQUIRE(e.has_value());
+  CHECK(e->input() == ft[0].index());
+  CHECK(recorded_here(e->input_origin(), ft_line));
+}
+
 TEST_CASE("anomaly: off by default, the same sweep gives inf without a word") {
   tape_scope<var<double>> scope;
   var<double> const x = 0.0;
