@@ -333,6 +333,16 @@ TEST_CASE("autograd::grad: operations without saved values run again, and only t
     CHECK_THROWS_AS(autograd::grad(y, stale), stale_variable_error);
     CHECK(again([&] { CHECK(*autograd::grad(y, x)[0] == 2.0); }));
   }
+  {  // over several of the tape's chunks (read in recording order chunk by chunk)
+    var<double> x = 1.0, w = 2.0;
+    var<double> u = w * w;  // recorded first, beside x's chain
+    var<double> s = x;
+    for (int i = 0; i < 20000; ++i) s = s * 0.5 + x;
+    var<double> y = s + u;
+    CHECK(*autograd::grad(y, x)[0] == doctest::Approx(2.0).epsilon(1e-12));  // 0.5^n + (1 + ... + 0.5^(n-1))
+    CHECK(again([&] { CHECK(*autograd::grad(y, w)[0] == 4.0); }));
+    CHECK_FALSE(again([&] { autograd::grad(y, x); }));
+  }
   {  // u on x's path is released with it
     var<double> x = 1.5, w = 2.5;
     var<double> u = x * w;

@@ -504,51 +504,41 @@ class tape {
       for (index_type i : *inputs)
         if (i != 0 && i < size) below[i] = 1;
     }
-    struct entry {
-      index_type k, n;
-      detail::stored_index const* idx;  // a statement's operands (null for a node)
-      T const* partial;
-      node const* nd;
-    };
-    std::vector<entry> order;  // the reached entries, last first
-    for_each_entry_down(
-        static_cast<index_type>(size - 1),
-        [&](index_type k, std::size_t n, detail::stored_index const* idx, T const* partial) {
-          if (reached_[k] && n > 0) order.push_back({k, static_cast<index_type>(n), idx, partial, nullptr});
-        },
-        [&](node const& nd) {
-          for (index_type j = 0; j < nd.count; ++j)
-            if (reached_[nd.first + j]) return order.push_back({nd.first, nd.count, nullptr, nullptr, &nd});
-        });
     auto const used = [&](detail::stored_index i) { return !inputs || below[static_cast<index_type>(i)] != 0; };
     std::vector<std::pair<index_type, index_type>> keeping;  // used entries that keep values: first, count
-    for (auto e = order.rbegin(); e != order.rend(); ++e) {  // recording order: operands first
-      bool keeps = false;
-      if (e->nd) {
-        if (inputs && !e->nd->any_input_marked(below.data())) continue;
-        keeps = e->nd->keeps_values() && !unconnected(e->k);
-      } else {
-        bool any_used = false;
-        for (index_type j = 0; j < e->n; ++j)
-          if (used(e->idx[j])) {
-            any_used = true;
-            auto const p = detail::primal_of(e->partial[j]);
-            keeps |= !(p == 1 || p == -1);
-          }
-        if (!any_used) continue;
-        keeps = keeps && !unconnected(e->k);
-      }
-      index_type const count = e->nd ? e->n : 1;  // a node's outputs, or the statement
+    auto const settle = [&](index_type first, index_type count, bool keeps) {  // a used entry
       if (inputs)
-        for (index_type j = 0; j < count; ++j) below[e->k + j] |= 2;
-      if (!keeps) continue;
-      if (e->k < released_.size() &&
-          std::any_of(released_.begin() + e->k,
-                      released_.begin() + std::min<std::size_t>(e->k + count, released_.size()),
+        for (index_type j = 0; j < count; ++j) below[first + j] |= 2;
+      if (!keeps) return;
+      if (first < released_.size() &&
+          std::any_of(released_.begin() + first,
+                      released_.begin() + std::min<std::size_t>(first + count, released_.size()),
                       [](std::uint8_t r) { return r != 0; }))
         throw_released();
-      keeping.emplace_back(e->k, count);
-    }
+      keeping.emplace_back(first, count);
+    };
+    // in recording order where inputs decide (an entry's operands first), else in any order
+    for_each_entry(
+        static_cast<index_type>(size - 1), inputs != nullptr,
+        [&](index_type k, std::size_t n, detail::stored_index const* idx, T const* partial) {
+          if (!reached_[k] || n == 0) return;
+          bool any_used = false, keeps = false;
+          for (std::size_t j = 0; j < n; ++j)
+            if (used(idx[j])) {
+              any_used = true;
+              auto const p = detail::primal_of(partial[j]);
+              keeps |= !(p == 1 || p == -1);
+            }
+          if (any_used) settle(k, 1, keeps && !unconnected(k));
+        },
+        [&](node const& nd) {
+          auto const outputs = static_cast<index_type>(std::min<std::size_t>(nd.count, size - nd.first));
+          if (std::none_of(reached_.begin() + nd.first, reached_.begin() + nd.first + outputs,
+                           [](std::uint8_t r) { return r != 0; }))
+            return;
+          if (inputs && !nd.any_input_marked(below.data())) return;
+          settle(nd.first, outputs, nd.keeps_values() && !unconnected(nd.first));
+        });
     if (!release) return;
     if (released_.size() < size) released_.resize(size, 0);
     for (auto const& [first, count] : keeping) std::fill_n(released_.begin() + first, count, std::uint8_t{1});
@@ -928,41 +918,74 @@ class tape {
     return it != unconnected_.begin() && k <= std::prev(it)->second;
   }
 
-  /// Calls statement(k, n, operands, partials) for each statement from the last at or below top down to
-  /// 1, and node(nd) for each node with an output at or below top (independent variables are
-  /// skipped): the tape's entries in the sweep's order, for the passes that are not the sweep.
+  /// Calls statement(k, n, operands, partials) for each statement at or below top and
+  /// on_node(nd) for each node whose outputs are (independent variables are skipped): from the
+  /// last down to the first or, with `upward`, in recording order. For the passes that are not
+  /// the sweep. A chunk's entries can be read only from its end (a long statement's operand
+  /// count follows its operands), so upward each chunk is listed first, then visited.
   template <class OnStatement, class OnNode>
-  void for_each_entry_down(index_type top, OnStatement&& statement, OnNode&& on_node) {
+  void for_each_entry(index_type top, bool upward, OnStatement&& statement, OnNode&& on_node) {
     auto const& chunks = arena_.chunks();
-    if (chunks.empty()) return;
-    for (std::size_t c = arena_.current_chunk() + 1; c-- > 0;) {
-      auto const& ch = chunks[c];
-      if (ch.stmts == 0 || ch.first > top) continue;
-      detail::operand_count const* const count = ch.count.get();
-      detail::stored_index const* const idx = ch.idx.get();
-      T const* const val = ch.val.get();
-      std::size_t pos = ch.args;
-      index_type k = c == arena_.current_chunk() ? n_ + 1 : static_cast<index_type>(chunks[c + 1].first);
-      for (std::size_t s = ch.stmts; s-- > 0;) {
-        std::size_t n = static_cast<std::uint8_t>(count[s]);
-        if (n >= block_statement) {
-          std::size_t const header = static_cast<index_type>(idx[--pos]);
-          if (n == block_statement) {
-            k = static_cast<index_type>(header);
-            continue;
-          }
-          if (n == node_statement) {
-            node const& nd = *nodes_[header];
-            k -= nd.count;
-            if (k <= top) on_node(nd);
-            continue;
-          }
-          n = header;
+    std::size_t const used_chunks = chunks.empty() ? 0 : arena_.current_chunk() + 1;
+    if (!upward) {
+      for (std::size_t c = used_chunks; c-- > 0;) chunk_entries_down(c, top, statement, on_node);
+      return;
+    }
+    struct entry {
+      index_type k;
+      std::size_t n;
+      detail::stored_index const* idx;
+      T const* partial;
+      node const* nd;  // or a statement
+    };
+    std::vector<entry> list;
+    for (std::size_t c = 0; c < used_chunks; ++c) {
+      list.clear();
+      chunk_entries_down(
+          c, top,
+          [&](index_type k, std::size_t n, detail::stored_index const* idx, T const* partial) {
+            list.push_back({k, n, idx, partial, nullptr});
+          },
+          [&](node const& nd) {
+            list.push_back({0, 0, nullptr, nullptr, &nd});
+          });
+      for (auto e = list.rbegin(); e != list.rend(); ++e)
+        if (e->nd)
+          on_node(*e->nd);
+        else
+          statement(e->k, e->n, e->idx, e->partial);
+    }
+  }
+  /// for_each_entry's walk down one chunk c.
+  template <class OnStatement, class OnNode>
+  void chunk_entries_down(std::size_t c, index_type top, OnStatement&& statement, OnNode&& on_node) {
+    auto const& chunks = arena_.chunks();
+    auto const& ch = chunks[c];
+    if (ch.stmts == 0 || ch.first > top) return;
+    detail::operand_count const* const count = ch.count.get();
+    detail::stored_index const* const idx = ch.idx.get();
+    T const* const val = ch.val.get();
+    std::size_t pos = ch.args;
+    index_type k = c == arena_.current_chunk() ? n_ + 1 : static_cast<index_type>(chunks[c + 1].first);
+    for (std::size_t s = ch.stmts; s-- > 0;) {
+      std::size_t n = static_cast<std::uint8_t>(count[s]);
+      if (n >= block_statement) {
+        std::size_t const header = static_cast<index_type>(idx[--pos]);
+        if (n == block_statement) {
+          k = static_cast<index_type>(header);
+          continue;
         }
-        --k;
-        pos -= n;
-        if (k <= top) statement(k, n, idx + pos, val + pos);
+        if (n == node_statement) {
+          node const& nd = *nodes_[header];
+          k -= nd.count;
+          if (k <= top) on_node(nd);
+          continue;
+        }
+        n = header;
       }
+      --k;
+      pos -= n;
+      if (k <= top) statement(k, n, idx + pos, val + pos);
     }
   }
 
