@@ -517,28 +517,31 @@ class tape {
         throw_released();
       keeping.emplace_back(first, count);
     };
+    auto const on_statement = [&](index_type k, std::size_t n, detail::stored_index const* idx, T const* partial) {
+      if (!reached_[k] || n == 0) return;
+      bool any_used = false, keeps = false;
+      for (std::size_t j = 0; j < n; ++j)
+        if (used(idx[j])) {
+          any_used = true;
+          auto const p = detail::primal_of(partial[j]);
+          keeps |= !(p == 1 || p == -1);
+        }
+      if (any_used) settle(k, 1, keeps && !unconnected(k));
+    };
+    auto const on_node = [&](node const& nd) {
+      auto const outputs = static_cast<index_type>(std::min<std::size_t>(nd.count, size - nd.first));
+      if (std::none_of(reached_.begin() + nd.first, reached_.begin() + nd.first + outputs,
+                       [](std::uint8_t r) { return r != 0; }))
+        return;
+      if (inputs && !nd.any_input_marked(below.data())) return;
+      settle(nd.first, outputs, nd.keeps_values() && !unconnected(nd.first));
+    };
     // in recording order where inputs decide (an entry's operands first), else in any order
-    for_each_entry(
-        static_cast<index_type>(size - 1), inputs != nullptr,
-        [&](index_type k, std::size_t n, detail::stored_index const* idx, T const* partial) {
-          if (!reached_[k] || n == 0) return;
-          bool any_used = false, keeps = false;
-          for (std::size_t j = 0; j < n; ++j)
-            if (used(idx[j])) {
-              any_used = true;
-              auto const p = detail::primal_of(partial[j]);
-              keeps |= !(p == 1 || p == -1);
-            }
-          if (any_used) settle(k, 1, keeps && !unconnected(k));
-        },
-        [&](node const& nd) {
-          auto const outputs = static_cast<index_type>(std::min<std::size_t>(nd.count, size - nd.first));
-          if (std::none_of(reached_.begin() + nd.first, reached_.begin() + nd.first + outputs,
-                           [](std::uint8_t r) { return r != 0; }))
-            return;
-          if (inputs && !nd.any_input_marked(below.data())) return;
-          settle(nd.first, outputs, nd.keeps_values() && !unconnected(nd.first));
-        });
+    auto const top = static_cast<index_type>(size - 1);
+    if (inputs)
+      for_each_entry<true>(top, on_statement, on_node);
+    else
+      for_each_entry<false>(top, on_statement, on_node);
     if (!release) return;
     if (released_.size() < size) released_.resize(size, 0);
     for (auto const& [first, count] : keeping) std::fill_n(released_.begin() + first, count, std::uint8_t{1});
@@ -740,65 +743,38 @@ class tape {
   /// seed is not finite, since an unreached statement would add 0 * inf = NaN).
   template <bool Careful, bool Checked = false>
   void run(index_type top) {
-    auto const& chunks = arena_.chunks();
-    if (chunks.empty()) return;  // nothing was ever recorded on this tape (a constant's sweep)
     T* const adj = adj_.data();
     std::uint8_t* const reach = Careful ? reached_.data() : nullptr;
-    for (std::size_t c = arena_.current_chunk() + 1; c-- > 0;) {
-      auto const& ch = chunks[c];
-      if (ch.stmts == 0 || ch.first > top) continue;
-      detail::operand_count const* const count = ch.count.get();
-      detail::stored_index const* const idx = ch.idx.get();
-      T const* const val = ch.val.get();
-      std::size_t pos = ch.args;
-      // one past the chunk's last index (an entry may cover several indices: blocks, nodes)
-      index_type k = c == arena_.current_chunk() ? n_ + 1 : static_cast<index_type>(chunks[c + 1].first);
-      for (std::size_t s = ch.stmts; s-- > 0;) {
-        std::size_t n = static_cast<std::uint8_t>(count[s]);
-        if (n >= block_statement) [[unlikely]] {
-          std::size_t const header = static_cast<index_type>(idx[--pos]);
-          if (n == block_statement) {  // independent variables: nothing to pass on
-            k = static_cast<index_type>(header);
-            continue;
+    for_each_entry<false>(
+        top,
+        [&](index_type k, std::size_t n, detail::stored_index const* idx, T const* val) ADX_INLINE_LAMBDA {
+          if constexpr (Careful) {
+            if (!reach[k]) return;
+            if (k < stops_.size() && stops_[k]) return;
           }
-          if (n == node_statement) {
-            node const& nd = *nodes_[header];
-            k -= nd.count;  // now the node's first output
-            if (k + (nd.count - 1) <= top) {
-              if (Careful && !stops_.empty())
-                run_stopped_node(nd, adj, reach);
-              else
-                run_node(nd, adj, reach);
-              if constexpr (Checked) check_node(nd, adj);
+          T const a = adj[k];
+          if constexpr (!Careful) {
+            if (detail::structural_zero(a)) return;
+          }
+          for (std::size_t j = n; j-- > 0;) {  // last operand first, as run_plain
+            index_type const i = static_cast<index_type>(idx[j]);
+            if constexpr (Checked) {
+              T const c = val[j] * a;
+              if (!detail::all_finite(c)) throw_statement_anomaly(k, j, i, val[j], a, c);
+              adj[i] += c;
+            } else {
+              adj[i] += val[j] * a;
             }
-            continue;
+            if constexpr (Careful) reach[i] = 1;
           }
-          n = header;
-        }
-        --k;
-        pos -= n;
-        if (k > top) continue;  // after the seeds: not in their cone
-        if constexpr (Careful) {
-          if (!reach[k]) continue;
-          if (k < stops_.size() && stops_[k]) continue;
-        }
-        T const a = adj[k];
-        if constexpr (!Careful) {
-          if (detail::structural_zero(a)) continue;
-        }
-        for (std::size_t j = n; j-- > 0;) {  // last operand first, as run_plain
-          index_type const i = static_cast<index_type>(idx[pos + j]);
-          if constexpr (Checked) {
-            T const c = val[pos + j] * a;
-            if (!detail::all_finite(c)) throw_statement_anomaly(k, j, i, val[pos + j], a, c);
-            adj[i] += c;
-          } else {
-            adj[i] += val[pos + j] * a;
-          }
-          if constexpr (Careful) reach[i] = 1;
-        }
-      }
-    }
+        },
+        [&](node const& nd) {
+          if (Careful && !stops_.empty())
+            run_stopped_node(nd, adj, reach);
+          else
+            run_node(nd, adj, reach);
+          if constexpr (Checked) check_node(nd, adj);
+        });
   }
 
   /// The plain sweep over floating-point adjoints: run<false> with one register. Scalar code
@@ -923,37 +899,37 @@ class tape {
   /// last down to the first or, with `upward`, in recording order. For the passes that are not
   /// the sweep. A chunk's entries can be read only from its end (a long statement's operand
   /// count follows its operands), so upward each chunk is listed first, then visited.
-  template <class OnStatement, class OnNode>
-  void for_each_entry(index_type top, bool upward, OnStatement&& statement, OnNode&& on_node) {
+  template <bool Upward, class OnStatement, class OnNode>
+  void for_each_entry(index_type top, OnStatement&& statement, OnNode&& on_node) {
     auto const& chunks = arena_.chunks();
     std::size_t const used_chunks = chunks.empty() ? 0 : arena_.current_chunk() + 1;
-    if (!upward) {
+    if constexpr (!Upward) {
       for (std::size_t c = used_chunks; c-- > 0;) chunk_entries_down(c, top, statement, on_node);
-      return;
-    }
-    struct entry {
-      index_type k;
-      std::size_t n;
-      detail::stored_index const* idx;
-      T const* partial;
-      node const* nd;  // or a statement
-    };
-    std::vector<entry> list;
-    for (std::size_t c = 0; c < used_chunks; ++c) {
-      list.clear();
-      chunk_entries_down(
-          c, top,
-          [&](index_type k, std::size_t n, detail::stored_index const* idx, T const* partial) {
-            list.push_back({k, n, idx, partial, nullptr});
-          },
-          [&](node const& nd) {
-            list.push_back({0, 0, nullptr, nullptr, &nd});
-          });
-      for (auto e = list.rbegin(); e != list.rend(); ++e)
-        if (e->nd)
-          on_node(*e->nd);
-        else
-          statement(e->k, e->n, e->idx, e->partial);
+    } else {
+      struct entry {
+        index_type k;
+        std::size_t n;
+        detail::stored_index const* idx;
+        T const* partial;
+        node const* nd;  // or a statement
+      };
+      std::vector<entry> list;
+      for (std::size_t c = 0; c < used_chunks; ++c) {
+        list.clear();
+        chunk_entries_down(
+            c, top,
+            [&](index_type k, std::size_t n, detail::stored_index const* idx, T const* partial) {
+              list.push_back({k, n, idx, partial, nullptr});
+            },
+            [&](node const& nd) {
+              list.push_back({0, 0, nullptr, nullptr, &nd});
+            });
+        for (auto e = list.rbegin(); e != list.rend(); ++e)
+          if (e->nd)
+            on_node(*e->nd);
+          else
+            statement(e->k, e->n, e->idx, e->partial);
+      }
     }
   }
   /// for_each_entry's walk down one chunk c.
@@ -969,9 +945,9 @@ class tape {
     index_type k = c == arena_.current_chunk() ? n_ + 1 : static_cast<index_type>(chunks[c + 1].first);
     for (std::size_t s = ch.stmts; s-- > 0;) {
       std::size_t n = static_cast<std::uint8_t>(count[s]);
-      if (n >= block_statement) {
+      if (n >= block_statement) [[unlikely]] {
         std::size_t const header = static_cast<index_type>(idx[--pos]);
-        if (n == block_statement) {
+        if (n == block_statement) {  // independent variables: nothing to pass on
           k = static_cast<index_type>(header);
           continue;
         }
@@ -985,7 +961,7 @@ class tape {
       }
       --k;
       pos -= n;
-      if (k <= top) statement(k, n, idx + pos, val + pos);
+      if (k <= top) statement(k, n, idx + pos, val + pos);  // above top: after the seeds, not in their cone
     }
   }
 
