@@ -308,18 +308,39 @@ TEST_CASE("autograd::grad: operations without saved values run again, and only t
     CHECK_FALSE(again([&] { autograd::grad(y2, w); }));
     CHECK(again([&] { autograd::grad(y2, x); }));
   }
-  {  // rounding keeps nothing (torch's floor backward is a zero); nor does sum(t + s) or mean
+  {  // rounding keeps nothing (torch's floor backward is a zero), but what it rounds may; sum(t + s)
+     // and mean keep nothing
     var<double> x = 1.5;
-    var<double> f = floor(x * 2.0);
+    var<double> f = floor(x), f2 = floor(x * 2.0), fe = floor(exp(x));
     tensor<var<double>> t{1.5, 2.0};
     var<double> s = 0.5;
-    var<double> ft = sum(floor(t)), ts = sum(t + s), tm = mean(t - s);
+    var<double> ft = sum(floor(t)), ftt = sum(floor(t * t)), ts = sum(t + s), tm = mean(t - s);
     autograd::grad(f, x);
     CHECK(again([&] { CHECK(*autograd::grad(f, x)[0] == 0.0); }));
+    for (auto const* v : {&f2, &fe}) {
+      autograd::grad(*v, x);
+      CHECK_FALSE(again([&] { autograd::grad(*v, x); }));
+    }
     for (auto const* v : {&ft, &ts, &tm}) {
       autograd::grad(*v, t);
       CHECK(again([&] { autograd::grad(*v, t); }));
     }
+    autograd::grad(ftt, t);
+    CHECK_FALSE(again([&] { autograd::grad(ftt, t); }));
+  }
+  {  // a tensor node is judged by the partials toward the operands the sweep uses, as a statement
+    tensor<var<double>> t{1.5, 2.0};
+    var<double> w = 0.5, c = 3.0;
+    var<double> a = sum(t + w * w), b = sum(t + exp(w)), d = sum(t + w * c);
+    tensor<var<double>> u = t + w * w;  // an elementwise node read by the sum
+    var<double> e = sum(u);
+    for (auto const* v : {&a, &b, &d, &e}) {
+      CHECK(to_string(*autograd::grad(*v, t)[0]) == "[1. 1.]");
+      CHECK(again([&] { autograd::grad(*v, t); }));
+    }
+    autograd::grad(a, w);  // w's partial 2w is kept, and t's path runs again
+    CHECK_FALSE(again([&] { autograd::grad(a, w); }));
+    CHECK(again([&] { autograd::grad(a, t); }));
   }
   {  // a stale input is refused before the sweep (its index names w by then), so nothing is released
     var<double> x = 1.5;

@@ -285,23 +285,30 @@ constexpr auto make_expr(X&&... x) {
 /// Rules to which TensorFlow gives no gradient (floor, ceil, round, trunc: unconnected_in_tf;
 /// their entry points call make_unconnected). Over a reverse scalar S (one whose ad_traits
 /// have note_unconnected) the result is recorded at once, as a statement of its own at the
-/// caller's line, and noted on its tape, so that tf.gradients can treat it as unconnected
-/// from the operands; every other API sees the rule's zero derivative.
+/// caller's line over its evaluated operand (so that the operand's own partials stay on the
+/// tape, for torch's retain_graph rule), and noted on its tape, so that tf.gradients can treat
+/// it as unconnected from the operand; every other API sees the rule's zero derivative.
 template <class S>
 concept notes_unconnected = requires(S const& s) {
   ad_traits<S>::note_unconnected(s);
 };
-template <class Rule, class... X>
-constexpr auto make_unconnected(source_location where, X&&... x) {
+template <class Rule, class X>
+constexpr auto make_unconnected(source_location where, X&& x) {
   static_assert(Rule::unconnected_in_tf);
-  if constexpr ((ad_operand<X> || ...) && notes_unconnected<node_scalar_t<X...>>) {
-    using S = node_scalar_t<X...>;
-    S r(node_t<Rule, X...>(wrap<S>(std::forward<X>(x))...), where);
+  if constexpr (ad_operand<X> && notes_unconnected<node_scalar_t<X>>) {
+    using S = node_scalar_t<X>;
+    S const operand = [&]() -> S {  // an expression: its own statement
+      if constexpr (std::is_same_v<std::remove_cvref_t<X>, S>)
+        return x;
+      else
+        return S(std::forward<X>(x), where);
+    }();
+    S r(node_t<Rule, S const&>(operand), where);
     ad_traits<S>::note_unconnected(r);
     return r;
   } else {
     (void)where;
-    return make_expr<Rule>(std::forward<X>(x)...);
+    return make_expr<Rule>(std::forward<X>(x));
   }
 }
 
@@ -321,8 +328,8 @@ ADX_ALWAYS_INLINE constexpr auto make_expr_inline(X&&... x) {
 template <class Rule, class... X>
 auto make_tensor_expr(X&&... x);
 /// make_unconnected's tensor form (defined in tensor/elementwise.hpp).
-template <class Rule, class... X>
-auto make_unconnected_tensor(source_location where, X&&... x);
+template <class Rule, class X>
+auto make_unconnected_tensor(source_location where, X&& x);
 
 }  // namespace detail
 

@@ -37,7 +37,7 @@ struct copy_node final : tape<T>::template node_with_inputs<copy_node<T>> {
       if (f(index[i], 1)) return true;
     return false;
   }
-  bool keeps_values() const override { return false; }  // a copy: every partial is 1
+  bool keeps_values(std::uint8_t const*) const override { return false; }  // a copy: every partial is 1
   std::size_t bytes() const noexcept override { return n * sizeof(index_type); }
 };
 

@@ -452,8 +452,9 @@ struct elementwise_node final : tape<T>::template node_with_inputs<elementwise_n
   /// `scale` (the reduction's partial, 1 or 1/n) is every element's adjoint.
   bool reduced = false;
   double scale = 1;
-  /// keeps_values: false only for the sum or mean of a linear expression whose coefficients are
-  /// all +1 or -1 (`sum(t + s)`: torch's add and sum keep no tensors).
+  /// Whether the summed operands' partials keep values: false only for the sum or mean of a
+  /// linear expression whose coefficients are all +1 or -1 (`sum(t + s)`: torch's add and sum
+  /// keep no tensors).
   bool keeps = true;
 
   elementwise_node(tape<T>& tp, std::size_t elements, std::size_t k, std::size_t k_summed = 0, bool with_indices = true)
@@ -597,23 +598,38 @@ struct elementwise_node final : tape<T>::template node_with_inputs<elementwise_n
       return s;
     }
   }
+  /// for_inputs over the inputs of kept operand j.
+  template <class F>
+  bool operand_inputs(std::size_t j, F&& f) const {
+    if (stored.index) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (f(stored.index[j * n + i], 1)) return true;
+      return false;
+    }
+    if (kind[j] == operand_kind::block || kind[j] == operand_kind::cyclic)
+      return f(operand_first[j], kind[j] == operand_kind::block ? n : operand_period[j]);
+    return f(operand_first[j], 1);
+  }
   template <class F>
   bool for_inputs(F&& f) const {
-    if (stored.index) {
-      if (stored.for_inputs(f)) return true;
-    } else {
-      for (std::size_t j = 0; j < operands; ++j)
-        if (kind[j] == operand_kind::block || kind[j] == operand_kind::cyclic) {
-          if (f(operand_first[j], kind[j] == operand_kind::block ? n : operand_period[j])) return true;
-        } else if (f(operand_first[j], 1)) {
-          return true;
-        }
-    }
+    for (std::size_t j = 0; j < operands; ++j)
+      if (operand_inputs(j, f)) return true;
     for (std::size_t s = 0; s < summed; ++s)
       if (f(summed_index[s], 1)) return true;
     return false;
   }
-  bool keeps_values() const override { return keeps; }
+  /// Judged by the partials toward the used operands: each element's, or, for a summed
+  /// operand, the expression's coefficients (`keeps`).
+  bool keeps_values(std::uint8_t const* used) const override {
+    auto const is_used = [used](index_type first, std::size_t count) {
+      return !used || std::any_of(used + first, used + first + count, [](std::uint8_t u) { return u != 0; });
+    };
+    for (std::size_t j = 0; j < operands; ++j)
+      if (operand_inputs(j, is_used) && !unit_partials(stored.partial + j * n, n)) return true;
+    for (std::size_t s = 0; s < summed; ++s)
+      if (keeps && is_used(summed_index[s], 1)) return true;
+    return false;
+  }
   std::size_t bytes() const noexcept override {
     return stored.bytes() + operands + (operand_first ? operands * (sizeof(index_type) + sizeof(std::size_t)) : 0) +
            summed * (sizeof(index_type) + sizeof(T));
@@ -751,8 +767,19 @@ struct linear_node final : tape<T>::template node_with_inputs<linear_node<T>> {
     }
     return false;
   }
-  bool keeps_values() const override {
-    return std::any_of(ops, ops + count, [](operand const& o) { return !(o.partial == 1 || o.partial == -1); });
+  bool keeps_values(std::uint8_t const* used) const override {
+    for (std::size_t j = 0; j < count; ++j) {
+      operand const& o = ops[j];
+      if (unit_partials(&o.partial, 1)) continue;
+      if (!used) return true;
+      if (o.kind == operand_kind::general) {
+        if (std::any_of(o.indices, o.indices + n, [used](index_type i) { return used[i] != 0; })) return true;
+      } else {
+        std::size_t const c = o.kind == operand_kind::block ? n : o.kind == operand_kind::cyclic ? o.period : 1;
+        if (std::any_of(used + o.first, used + o.first + c, [](std::uint8_t u) { return u != 0; })) return true;
+      }
+    }
+    return false;
   }
   std::size_t bytes() const noexcept override {
     std::size_t b = count * sizeof(operand);
@@ -1098,16 +1125,16 @@ auto eval(E const& e) {
 namespace detail {
 
 /// make_unconnected over tensors: the elements of a rule flagged unconnected_in_tf over var
-/// elements are evaluated, as one node recorded at the caller's line, and noted on their tape;
-/// over other elements the expression stays unevaluated.
-template <class Rule, class... X>
-auto make_unconnected_tensor(source_location where, X&&... x) {
+/// elements are evaluated, as one node over the evaluated operand recorded at the caller's
+/// line, and noted on their tape; over other elements the expression stays unevaluated.
+template <class Rule, class X>
+auto make_unconnected_tensor(source_location where, X&& x) {
   static_assert(Rule::unconnected_in_tf);
-  auto e = make_tensor_expr<Rule>(std::forward<X>(x)...);
-  using S = typename decltype(e)::element_type;
+  using S = typename decltype(make_tensor_expr<Rule>(std::forward<X>(x)))::element_type;
   if constexpr (notes_unconnected<S>) {
     anomaly_site_guard const site(where);
-    tensor<S> r = eval(e);
+    tensor<S> const operand = eval(std::forward<X>(x));  // an expression: its own node
+    tensor<S> r = eval(make_tensor_expr<Rule>(operand));
     if (var_block const b = tensor_access::block(r); b.first != 0)
       tape<value_type_t<S>>::current().mark_unconnected(b.first, static_cast<index_type>(r.size()));
     else
@@ -1115,7 +1142,7 @@ auto make_unconnected_tensor(source_location where, X&&... x) {
     return r;
   } else {
     (void)where;
-    return e;
+    return make_tensor_expr<Rule>(std::forward<X>(x));
   }
 }
 

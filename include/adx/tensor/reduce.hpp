@@ -276,7 +276,7 @@ struct reduction_node final : tape<T>::template node_with_inputs<reduction_node<
         if (f(input_first + line_start[l] + static_cast<index_type>(j * stride), 1)) return true;
     return false;
   }
-  bool keeps_values() const override { return keeps; }
+  bool keeps_values(std::uint8_t const*) const override { return keeps; }
   std::size_t bytes() const noexcept override { return stored.bytes() + (line_start ? lines * sizeof(index_type) : 0); }
 };
 
