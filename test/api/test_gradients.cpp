@@ -123,7 +123,14 @@ TEST_CASE("gradients: floor, ceil, round and trunc are unconnected (TensorFlow's
     var<double> w = z * z;
     CHECK(*gradients(w, z)[0] == 3.0);
   }
-  // one level up: the outer statement is unconnected; its value is floor's, a constant
+  {  // one level down (forward over reverse): the rounded value is connected there too, for torch
+    var<double> const v = 1.7;
+    dual<var<double>> const d(v, var<double>(1.0));
+    var<double> const r = floor(d * d).val();
+    CHECK(*autograd::grad(r, v)[0] == 0.0);
+    CHECK_FALSE(gradients(r, v)[0].has_value());
+  }
+  // one level up: the outer statement is unconnected; its value is floor's one level down
   tape_scope<var<var<double>>> outer;
   var<var<double>> a = 2.5;
   auto ga = gradients(floor(a) * a, a);

@@ -683,9 +683,24 @@ struct rounding_rule {
   static constexpr bool unconnected_in_tf = true;
   template <class T, class X>
   static T value_as(X const& x) {
-    auto p = primal_of(x);
-    innermost_t<T> v = Kind == 0 ? std::floor(p) : Kind == 1 ? std::ceil(p) : Kind == 2 ? std::round(p) : std::trunc(p);
-    return cst<T>(v);
+    if constexpr (ad_scalar<T>) {  // the same rounding one level down: a zero derivative there, connected, as here
+      T const v = to_value<T>(x);
+      if constexpr (Kind == 0)
+        return T(floor(v));
+      else if constexpr (Kind == 1)
+        return T(ceil(v));
+      else if constexpr (Kind == 2)
+        return T(round(v));
+      else
+        return T(trunc(v));
+    } else {
+      auto p = primal_of(x);
+      innermost_t<T> v = Kind == 0   ? std::floor(p)
+                         : Kind == 1 ? std::ceil(p)
+                         : Kind == 2 ? std::round(p)
+                                     : std::trunc(p);
+      return cst<T>(v);
+    }
   }
   template <class X>
   requires std::is_arithmetic_v<X>
