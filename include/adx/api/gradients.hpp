@@ -44,7 +44,6 @@ struct active_of<var<T>> {
   static std::size_t size(var<T> const&) { return 1; }
   static var<T> const& at(var<T> const& x, std::size_t) { return x; }
   static shape shape_of(var<T> const&) { return {}; }
-  static T make(std::vector<T>&& g, var<T> const&) { return std::move(g[0]); }
 };
 template <class T>
 struct active_of<tensor<var<T>>> {
@@ -53,7 +52,6 @@ struct active_of<tensor<var<T>>> {
   static std::size_t size(tensor<var<T>> const& x) { return x.size(); }
   static var<T> const& at(tensor<var<T>> const& x, std::size_t i) { return x.data()[i]; }
   static shape shape_of(tensor<var<T>> const& x) { return x.shape(); }
-  static tensor<T> make(std::vector<T>&& g, tensor<var<T>> const& x) { return tensor<T>(x.shape(), g); }
 };
 
 template <class X>
@@ -139,6 +137,47 @@ struct sweep_plan {
     if (torch_release) tp.settle_release(inputs ? &*inputs : nullptr, release);
   }
 };
+
+/// Writes the adjoints of the n elements at(i) after the last sweep to out (differentiable with
+/// create_graph, constants otherwise); returns whether the sweep reached any of them.
+template <class T, class At>
+bool collect_adjoints(tape<T> const& tp, std::size_t n, At&& at, bool create_graph, T* out) {
+  bool reached = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto const& e = at(i);
+    reached |= tp.reached(e.index());
+    T const a = tp.adjoint(e.index(), e.epoch());
+    out[i] = create_graph ? a : adx::stop_gradient(a);
+  }
+  return reached;
+}
+
+/// The indices of a parameter's variables (its block's, or its elements').
+template <class T>
+void append_indices(parameter<T> const& p, std::vector<index_type>& out) {
+  if (!p.live()) return;  // recorded in a recording that has ended: not in this graph
+  var_block const b = tensor_access::block(p);
+  for (std::size_t i = 0; i < p.size(); ++i)
+    out.push_back(b.first ? b.first + static_cast<index_type>(i) : std::as_const(p).data()[i].index());
+}
+
+/// `inputs_given`: the leaves are backward's `inputs`, and only the operations leading to them
+/// are released (torch runs only those); otherwise every operation the sweep reached is.
+/// x's gradient after the last sweep, as collect_adjoints reads it (`connected`: whether the
+/// sweep reached an element): a tensor, or for one var a number (no buffer).
+template <class XA, class T, class X>
+typename XA::grad read_adjoints(tape<T> const& tp, X const& x, bool create_graph, bool& connected) {
+  auto const at = [&](std::size_t i) -> auto const& { return XA::at(x, i); };
+  if constexpr (tensor_type<typename XA::grad>) {
+    typename XA::grad g(XA::shape_of(x));
+    connected = collect_adjoints(tp, g.size(), at, create_graph, g.data());
+    return g;
+  } else {
+    T g;
+    connected = collect_adjoints(tp, 1, at, create_graph, &g);
+    return g;
+  }
+}
 
 }  // namespace detail
 
@@ -232,17 +271,13 @@ auto gradients(Y const& ys, X const& xs,
   using XItem = decltype(detail::lower_to<S>(xlist0[0]));
   using XA = detail::active_of<XItem>;
   std::vector<std::optional<typename XA::grad>> out;
+  out.reserve(xlist0.size());
   for (auto const& x0 : xlist0) {
     auto const x = detail::lower_to<S>(x0);
     bool connected = false;
-    std::vector<T> g(XA::size(x));
-    for (std::size_t i = 0; i < g.size(); ++i) {
-      auto const& e = XA::at(x, i);
-      connected |= tp.reached(e.index());
-      g[i] = e.index() ? tp.adjoint(e.index(), e.epoch()) : detail::constant<T>(0);
-    }
+    typename XA::grad g = detail::read_adjoints<XA>(tp, x, true, connected);
     if (connected || unconnected == unconnected_gradients::zero)
-      out.emplace_back(XA::make(std::move(g), x));
+      out.emplace_back(std::move(g));
     else
       out.emplace_back(std::nullopt);
   }
@@ -316,31 +351,6 @@ void seed_torch_outputs(sweep_plan<T>& plan, YList const& ylist, std::vector<G> 
   }
 }
 
-/// Writes the adjoints of the n elements at(i) after the last sweep to out (differentiable with
-/// create_graph, constants otherwise); returns whether the sweep reached any of them.
-template <class T, class At>
-bool collect_adjoints(tape<T> const& tp, std::size_t n, At&& at, bool create_graph, T* out) {
-  bool reached = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    auto const& e = at(i);
-    reached |= tp.reached(e.index());
-    T const a = tp.adjoint(e.index(), e.epoch());
-    out[i] = create_graph ? a : adx::stop_gradient(a);
-  }
-  return reached;
-}
-
-/// The indices of a parameter's variables (its block's, or its elements').
-template <class T>
-void append_indices(parameter<T> const& p, std::vector<index_type>& out) {
-  if (!p.live()) return;  // recorded in a recording that has ended: not in this graph
-  var_block const b = tensor_access::block(p);
-  for (std::size_t i = 0; i < p.size(); ++i)
-    out.push_back(b.first ? b.first + static_cast<index_type>(i) : std::as_const(p).data()[i].index());
-}
-
-/// `inputs_given`: the leaves are backward's `inputs`, and only the operations leading to them
-/// are released (torch runs only those); otherwise every operation the sweep reached is.
 template <class Y, class G, class T>
 void backward_impl(Y const& tensors, std::vector<G> const& grad_tensors, std::optional<bool> retain_graph,
                    bool create_graph, std::vector<parameter<T>*> const& leaves, bool inputs_given) {
@@ -415,16 +425,16 @@ auto grad(Y const& outputs, X const& inputs,
   plan.run();
 
   std::vector<std::optional<typename XA::grad>> out;
+  out.reserve(xlist.size());
   for (auto const& x : xlist) {
-    std::vector<T> g(XA::size(x));
-    bool const connected = detail::collect_adjoints(
-        tp, g.size(), [&](std::size_t i) -> auto const& { return XA::at(x, i); }, create_graph, g.data());
+    bool connected = false;
+    typename XA::grad g = detail::read_adjoints<XA>(tp, x, create_graph, connected);
     if (!connected && !allow_unused)
       throw value_error(
           "adx: autograd::grad: One of the differentiated Tensors appears to not have been used in the graph. Set "
           "allow_unused=True if this is the desired behavior.");
     if (connected)
-      out.emplace_back(XA::make(std::move(g), x));
+      out.emplace_back(std::move(g));
     else
       out.emplace_back(std::nullopt);
   }

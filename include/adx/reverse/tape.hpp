@@ -516,17 +516,16 @@ class tape {
         if (i != 0 && i < size) below[i] = 1;
     }
     auto const used = [&](detail::stored_index i) { return !inputs || below[static_cast<index_type>(i)] != 0; };
-    std::vector<std::pair<index_type, index_type>> keeping;  // used entries that keep values: first, count
+    // released_: 1 released by an earlier sweep, 2 by this one (made 1 at the end, or 0 if it throws)
+    if (release && released_.size() < size) released_.resize(size, 0);
     auto const settle = [&](index_type first, index_type count, bool keeps) {  // a used entry
       if (inputs)
         for (index_type j = 0; j < count; ++j) below[first + j] |= 2;
       if (!keeps) return;
-      if (first < released_.size() &&
-          std::any_of(released_.begin() + first,
-                      released_.begin() + std::min<std::size_t>(first + count, released_.size()),
-                      [](std::uint8_t r) { return r != 0; }))
-        throw_released();
-      keeping.emplace_back(first, count);
+      auto const from = released_.begin() + std::min<std::size_t>(first, released_.size());
+      auto const to = released_.begin() + std::min<std::size_t>(first + count, released_.size());
+      if (std::any_of(from, to, [](std::uint8_t r) { return r == 1; })) throw_released();
+      if (release) std::fill(from, to, std::uint8_t{2});
     };
     auto const on_statement = [&](index_type k, std::size_t n, detail::stored_index const* idx, T const* partial) {
       if (!reached_[k] || n == 0) return;
@@ -548,13 +547,16 @@ class tape {
     };
     // in recording order where inputs decide (an entry's operands first), else in any order
     auto const top = static_cast<index_type>(size - 1);
-    if (inputs)
-      for_each_entry<true>(top, on_statement, on_node);
-    else
-      for_each_entry<false>(top, on_statement, on_node);
-    if (!release) return;
-    if (released_.size() < size) released_.resize(size, 0);
-    for (auto const& [first, count] : keeping) std::fill_n(released_.begin() + first, count, std::uint8_t{1});
+    try {
+      if (inputs)
+        for_each_entry<true>(top, on_statement, on_node);
+      else
+        for_each_entry<false>(top, on_statement, on_node);
+    } catch (...) {
+      std::replace(released_.begin(), released_.end(), std::uint8_t{2}, std::uint8_t{0});
+      throw;
+    }
+    std::replace(released_.begin(), released_.end(), std::uint8_t{2}, std::uint8_t{1});
   }
   /// Whether the last sweep reached statement i (meaningful when tracking was on for it).
   bool reached(index_type i) const noexcept {
