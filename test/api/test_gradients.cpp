@@ -348,6 +348,15 @@ TEST_CASE("autograd::grad: operations without saved values run again, and only t
     autograd::grad(a, w);  // w's partial 2w is kept, and t's path runs again
     CHECK_FALSE(again([&] { autograd::grad(a, w); }));
     CHECK(again([&] { autograd::grad(a, t); }));
+    // a scalar folded into the sum is judged by its own path: s's partial is 1 in both
+    var<double> s = 0.25;
+    var<double> f = sum(2.0 * t + s), g = sum(t * c + s), h = sum(t * s);
+    for (auto const* v : {&f, &g}) {
+      CHECK(*autograd::grad(*v, s)[0] == 2.0);
+      CHECK(again([&] { autograd::grad(*v, s); }));
+    }
+    autograd::grad(h, s);  // s's partial is t: kept
+    CHECK_FALSE(again([&] { autograd::grad(h, s); }));
   }
   {  // a stale input is refused before the sweep (its index names w by then), so nothing is released
     var<double> x = 1.5;

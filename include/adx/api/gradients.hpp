@@ -161,8 +161,6 @@ void append_indices(parameter<T> const& p, std::vector<index_type>& out) {
     out.push_back(b.first ? b.first + static_cast<index_type>(i) : std::as_const(p).data()[i].index());
 }
 
-/// `inputs_given`: the leaves are backward's `inputs`, and only the operations leading to them
-/// are released (torch runs only those); otherwise every operation the sweep reached is.
 /// x's gradient after the last sweep, as collect_adjoints reads it (`connected`: whether the
 /// sweep reached an element): a tensor, or for one var a number (no buffer).
 template <class XA, class T, class X>
@@ -351,6 +349,8 @@ void seed_torch_outputs(sweep_plan<T>& plan, YList const& ylist, std::vector<G> 
   }
 }
 
+/// `inputs_given`: the leaves are backward's `inputs`, and only the operations leading to them
+/// are used and released (torch runs only those); otherwise every operation the sweep reached is.
 template <class Y, class G, class T>
 void backward_impl(Y const& tensors, std::vector<G> const& grad_tensors, std::optional<bool> retain_graph,
                    bool create_graph, std::vector<parameter<T>*> const& leaves, bool inputs_given) {
@@ -384,9 +384,10 @@ namespace autograd {
 
 /// torch.autograd.grad: one entry per input, sum over outputs of J^T grad_outputs. An input
 /// that no gradient reached is an error unless allow_unused (then an empty optional).
-/// retain_graph (default: create_graph) keeps the graph for another sweep; without it, a
-/// second sweep through the same operations throws. With create_graph the gradients of nested
-/// scalars stay differentiable; otherwise they are constants.
+/// retain_graph (default: create_graph) keeps the graph for another sweep; without it, the
+/// operations on the inputs' paths that keep values are released, and a later sweep that uses
+/// one of them throws (tape::settle_release). With create_graph the gradients of nested scalars
+/// stay differentiable; otherwise they are constants.
 template <class Y, class X>
 auto grad(Y const& outputs, X const& inputs,
           std::vector<typename detail::active_of<detail::list_item_t<Y>>::grad> const& grad_outputs = {},

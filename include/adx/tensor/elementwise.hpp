@@ -382,6 +382,32 @@ struct active_leaves<S, tensor_expr<Rule, Ops...>> {
                            boost::mp11::mp_list<>>;
 };
 
+/// For each active leaf of E at S's level, in push order (as active_leaves): mp_true if its
+/// partial is +1 or -1 whatever the values, every node above it an addition, a subtraction or
+/// a negation (tape<T>::node::keeps_values).
+template <class S, class E>
+struct unit_leaves {
+  using type = boost::mp11::mp_list<>;
+};
+template <class>
+using as_false = boost::mp11::mp_false;
+template <class S, class X>
+struct unit_leaves<S, tensor_leaf<X>> {
+  using type =
+      boost::mp11::mp_if_c<at_level_of<S, X>, boost::mp11::mp_list<boost::mp11::mp_true>, boost::mp11::mp_list<>>;
+};
+template <class S, class X>
+struct unit_leaves<S, scalar_leaf<X>> : unit_leaves<S, tensor_leaf<X>> {};
+template <class S, class Rule, class... Ops>
+struct unit_leaves<S, tensor_expr<Rule, Ops...>> {
+  using below = boost::mp11::mp_append<boost::mp11::mp_list<>, typename unit_leaves<S, Ops>::type...>;
+  static constexpr bool passes =
+      std::is_same_v<Rule, add_rule> || std::is_same_v<Rule, sub_rule> || std::is_same_v<Rule, neg_rule>;
+  using type = boost::mp11::mp_if_c<at_level_of<S, typename tensor_expr<Rule, Ops...>::element_type>,
+                                    boost::mp11::mp_if_c<passes, below, boost::mp11::mp_transform<as_false, below>>,
+                                    boost::mp11::mp_list<>>;
+};
+
 /// Calls f(x) for every scalar operand x at S's level in E, in push order (the true positions
 /// of active_leaves, in order).
 template <class S, class X, class F>
@@ -397,9 +423,9 @@ void for_each_scalar_operand(tensor_expr<Rule, Ops...> const& e, F& f) {
 }
 
 /// The scalar-operand positions of E's element expression as an array (see active_leaves).
-template <class S, class E>
+template <class S, class E, template <class, class> class Leaves = active_leaves>
 constexpr auto scalar_positions() {
-  using flags = typename active_leaves<S, E>::type;
+  using flags = typename Leaves<S, E>::type;
   std::array<bool, boost::mp11::mp_size<flags>::value> r{};
   boost::mp11::mp_for_each<boost::mp11::mp_iota<boost::mp11::mp_size<flags>>>(
       [&](auto j) { r[j] = boost::mp11::mp_at_c<flags, j>::value; });
@@ -452,10 +478,9 @@ struct elementwise_node final : tape<T>::template node_with_inputs<elementwise_n
   /// `scale` (the reduction's partial, 1 or 1/n) is every element's adjoint.
   bool reduced = false;
   double scale = 1;
-  /// Whether the summed operands' partials keep values: false only for the sum or mean of a
-  /// linear expression whose coefficients are all +1 or -1 (`sum(t + s)`: torch's add and sum
-  /// keep no tensors).
-  bool keeps = true;
+  /// Bit s: whether summed operand s's partials keep values (see unit_leaves; from s = 64 on,
+  /// all do). In `sum(t * c + s)`, s's do not: torch's add and sum keep no tensors.
+  std::uint64_t summed_keeps = ~std::uint64_t{0};
 
   elementwise_node(tape<T>& tp, std::size_t elements, std::size_t k, std::size_t k_summed = 0, bool with_indices = true)
       : n(elements),
@@ -619,7 +644,7 @@ struct elementwise_node final : tape<T>::template node_with_inputs<elementwise_n
     return false;
   }
   /// Judged by the partials toward the used operands: each element's, or, for a summed
-  /// operand, the expression's coefficients (`keeps`).
+  /// operand, the expression's form (`summed_keeps`).
   bool keeps_values(std::uint8_t const* used) const override {
     auto const is_used = [used](index_type first, std::size_t count) {
       return !used || std::any_of(used + first, used + first + count, [](std::uint8_t u) { return u != 0; });
@@ -627,7 +652,7 @@ struct elementwise_node final : tape<T>::template node_with_inputs<elementwise_n
     for (std::size_t j = 0; j < operands; ++j)
       if (operand_inputs(j, is_used) && !unit_partials(stored.partial + j * n, n)) return true;
     for (std::size_t s = 0; s < summed; ++s)
-      if (keeps && is_used(summed_index[s], 1)) return true;
+      if ((s >= 64 || (summed_keeps >> s & 1)) && is_used(summed_index[s], 1)) return true;
     return false;
   }
   std::size_t bytes() const noexcept override {

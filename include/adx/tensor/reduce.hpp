@@ -464,18 +464,15 @@ auto reduce_expression(E expr) {
         }
     nd->reduced = true;
     nd->scale = is_mean ? 1.0 / static_cast<double>(n) : 1.0;
-    if constexpr (linear_in<R, E>::value) {  // every element's partials are the coefficients: read element 0's
-      if (n > 0) {
-        partial_writer<T, K> pw;
-        if (plan.how != read_plan::mode::strided) {
-          expr.at_flat(0).push(pw);
-        } else {
-          stride_array const origin{};
-          expr.at_index(origin, sh.rank()).push(pw);
+    if constexpr (writer::n_summed > 0) {  // which summed operands' partials are fixed +-1 (unit_leaves)
+      constexpr auto unit = scalar_positions<R, E, unit_leaves>();
+      static_assert(unit.size() == K, "adx: internal: unit_leaves does not match the push order");
+      std::size_t k = 0;
+      for (std::size_t j = 0; j < K; ++j)
+        if (summed_positions[j]) {
+          if (k < 64 && unit[j]) nd->summed_keeps &= ~(std::uint64_t{1} << k);
+          ++k;
         }
-        nd->keeps = std::any_of(pw.partial.begin(), pw.partial.end(),
-                                [](T const& p) { return !(primal_of(p) == 1 || primal_of(p) == -1); });
-      }
     }
     index_type* const index = nd->stored.index;
     T* const partial = nd->stored.partial;
