@@ -152,13 +152,13 @@ bool collect_adjoints(tape<T> const& tp, std::size_t n, At&& at, bool create_gra
   return reached;
 }
 
-/// The indices of a parameter's variables (its block's, or its elements').
+/// Element i of a parameter as a var: a block's variable is read without making the elements.
 template <class T>
-void append_indices(parameter<T> const& p, std::vector<index_type>& out) {
-  if (!p.live()) return;  // recorded in a recording that has ended: not in this graph
-  var_block const b = tensor_access::block(p);
-  for (std::size_t i = 0; i < p.size(); ++i)
-    out.push_back(b.first ? b.first + static_cast<index_type>(i) : std::as_const(p).data()[i].index());
+auto parameter_var_at(parameter<T> const& p) {
+  return [&p, b = tensor_access::block(p)](std::size_t i) {
+    if (b.first) return var<T>::recorded_active(T{}, b.first + static_cast<index_type>(i), b.epoch);
+    return std::as_const(p).data()[i];
+  };
 }
 
 /// x's gradient after the last sweep, as collect_adjoints reads it (`connected`: whether the
@@ -362,19 +362,18 @@ void backward_impl(Y const& tensors, std::vector<G> const& grad_tensors, std::op
   plan.release = !retain_graph.value_or(create_graph);
   if (inputs_given) {
     plan.inputs.emplace();
-    for (auto* p : leaves) append_indices(*p, *plan.inputs);
+    for (auto* p : leaves) {
+      if (!p->live()) continue;  // recorded in a recording that has ended: not in this graph
+      auto const at = parameter_var_at(*p);
+      for (std::size_t i = 0; i < p->size(); ++i) plan.inputs->push_back(at(i).index());
+    }
   }
   plan.run();
   auto& tp = tape<T>::current();
   for (auto* p : leaves) {
     if (!p->live()) continue;  // recorded in a recording that has ended: not in this graph
     tensor<T> g(p->shape());
-    var_block const b = tensor_access::block(*p);  // a block's variables are read without their elements
-    auto at = [&](std::size_t i) {
-      if (b.first) return var<T>::recorded_active(T{}, b.first + static_cast<index_type>(i), b.epoch);
-      return std::as_const(*p).data()[i];
-    };
-    if (collect_adjoints(tp, p->size(), at, create_graph, g.data())) p->accumulate_grad(g);
+    if (collect_adjoints(tp, p->size(), parameter_var_at(*p), create_graph, g.data())) p->accumulate_grad(g);
   }
 }
 

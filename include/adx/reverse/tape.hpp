@@ -39,6 +39,12 @@ template <class T>
 class tape;
 
 namespace detail {
+/// Whether any of marks[first .. first + count) is set; null marks count as all set (every input
+/// used: tape<T>::node::keeps_values).
+inline bool any_marked(std::uint8_t const* marks, index_type first, std::size_t count) {
+  return !marks || std::any_of(marks + first, marks + first + count, [](std::uint8_t m) { return m != 0; });
+}
+
 /// Whether the n partials p are all +1 or -1 (at the innermost level): a backward pass through
 /// them needs no value of the forward pass (tape::settle_release).
 template <class T>
@@ -266,9 +272,8 @@ class tape {
       });
     }
     bool any_input_marked(std::uint8_t const* marks) const final {
-      return static_cast<Derived const&>(*this).for_inputs([marks](index_type first, std::size_t count) {
-        return std::any_of(marks + first, marks + first + count, [](std::uint8_t m) { return m != 0; });
-      });
+      return static_cast<Derived const&>(*this).for_inputs(
+          [marks](index_type first, std::size_t count) { return detail::any_marked(marks, first, count); });
     }
   };
 

@@ -646,9 +646,7 @@ struct elementwise_node final : tape<T>::template node_with_inputs<elementwise_n
   /// Judged by the partials toward the used operands: each element's, or, for a summed
   /// operand, the expression's form (`summed_keeps`).
   bool keeps_values(std::uint8_t const* used) const override {
-    auto const is_used = [used](index_type first, std::size_t count) {
-      return !used || std::any_of(used + first, used + first + count, [](std::uint8_t u) { return u != 0; });
-    };
+    auto const is_used = [used](index_type first, std::size_t count) { return any_marked(used, first, count); };
     for (std::size_t j = 0; j < operands; ++j)
       if (operand_inputs(j, is_used) && !unit_partials(stored.partial + j * n, n)) return true;
     for (std::size_t s = 0; s < summed; ++s)
@@ -779,31 +777,27 @@ struct linear_node final : tape<T>::template node_with_inputs<linear_node<T>> {
       }
     }
   }
+  /// for_inputs over the inputs of operand j.
+  template <class F>
+  bool operand_inputs(std::size_t j, F&& f) const {
+    operand const& o = ops[j];
+    if (o.kind == operand_kind::general) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (f(o.indices[i], 1)) return true;
+      return false;
+    }
+    return f(o.first, o.kind == operand_kind::block ? n : o.kind == operand_kind::cyclic ? o.period : 1);
+  }
   template <class F>
   bool for_inputs(F&& f) const {
-    for (std::size_t j = 0; j < count; ++j) {
-      operand const& o = ops[j];
-      if (o.kind == operand_kind::general) {
-        for (std::size_t i = 0; i < n; ++i)
-          if (f(o.indices[i], 1)) return true;
-      } else if (f(o.first, o.kind == operand_kind::block ? n : o.kind == operand_kind::cyclic ? o.period : 1)) {
-        return true;
-      }
-    }
+    for (std::size_t j = 0; j < count; ++j)
+      if (operand_inputs(j, f)) return true;
     return false;
   }
   bool keeps_values(std::uint8_t const* used) const override {
-    for (std::size_t j = 0; j < count; ++j) {
-      operand const& o = ops[j];
-      if (unit_partials(&o.partial, 1)) continue;
-      if (!used) return true;
-      if (o.kind == operand_kind::general) {
-        if (std::any_of(o.indices, o.indices + n, [used](index_type i) { return used[i] != 0; })) return true;
-      } else {
-        std::size_t const c = o.kind == operand_kind::block ? n : o.kind == operand_kind::cyclic ? o.period : 1;
-        if (std::any_of(used + o.first, used + o.first + c, [](std::uint8_t u) { return u != 0; })) return true;
-      }
-    }
+    auto const is_used = [used](index_type first, std::size_t c) { return any_marked(used, first, c); };
+    for (std::size_t j = 0; j < count; ++j)
+      if (!unit_partials(&ops[j].partial, 1) && operand_inputs(j, is_used)) return true;
     return false;
   }
   std::size_t bytes() const noexcept override {
