@@ -801,8 +801,6 @@ class tape {
   /// twice an addition's latency); here that one adjoint stays in `held` until statement k - 1
   /// reads it. The operations and their order are those of run<false>.
   void run_plain(index_type top) {
-    auto const& chunks = arena_.chunks();
-    if (chunks.empty()) return;  // nothing was ever recorded on this tape (a constant's sweep)
     T* const adj = adj_.data();
     index_type held = 0;  // 0, or the index whose adjoint is held_value and not yet stored
     T held_value = 0;
@@ -810,70 +808,48 @@ class tape {
       if (held) adj[held] = held_value;
       held = 0;
     };
-    for (std::size_t c = arena_.current_chunk() + 1; c-- > 0;) {
-      auto const& ch = chunks[c];
-      if (ch.stmts == 0 || ch.first > top) continue;
-      detail::operand_count const* const count = ch.count.get();
-      detail::stored_index const* const idx = ch.idx.get();
-      T const* const val = ch.val.get();
-      std::size_t pos = ch.args;
-      index_type k = c == arena_.current_chunk() ? n_ + 1 : static_cast<index_type>(chunks[c + 1].first);
-      for (std::size_t s = ch.stmts; s-- > 0;) {
-        std::size_t n = static_cast<std::uint8_t>(count[s]);
-        if (n >= block_statement) [[unlikely]] {
-          std::size_t const header = static_cast<index_type>(idx[--pos]);
-          if (n == block_statement) {
-            flush();
-            k = static_cast<index_type>(header);
-            continue;
+    for_each_entry<false>(
+        top,
+        [&](index_type k, std::size_t n, detail::stored_index const* idx, T const* val) ADX_INLINE_LAMBDA {
+          // held is k (the statement after this one gave it) or 0
+          T a = adj[k];
+          if (held == k) {
+            a = held_value;
+            adj[k] = a;
           }
-          if (n == node_statement) {
-            flush();
-            node const& nd = *nodes_[header];
-            k -= nd.count;
-            if (k + (nd.count - 1) <= top) run_node(nd, adj, nullptr);
-            continue;
+          held = 0;
+          if (n == 0) return;
+          // operands n - 1 .. 1 in that order (as run<false>); up to four operands written out:
+          // one jump per statement instead of a loop whose exit mispredicts when the operand
+          // counts vary (matvec_quad's gradient 68 -> 64 us; lse, normal_lpdf, prod_sum and
+          // advection 2-3 % faster)
+          switch (n) {
+            case 4:
+              adj[static_cast<index_type>(idx[3])] += val[3] * a;
+              [[fallthrough]];
+            case 3:
+              adj[static_cast<index_type>(idx[2])] += val[2] * a;
+              [[fallthrough]];
+            case 2:
+              adj[static_cast<index_type>(idx[1])] += val[1] * a;
+              [[fallthrough]];
+            case 1:
+              break;
+            default:
+              for (std::size_t j = n; --j > 0;) adj[static_cast<index_type>(idx[j])] += val[j] * a;
           }
-          n = header;
-        }
-        --k;
-        pos -= n;
-        if (k > top) continue;
-        // held is k (the statement after this one gave it) or 0
-        T a = adj[k];
-        if (held == k) {
-          a = held_value;
-          adj[k] = a;
-        }
-        held = 0;
-        if (n == 0) continue;
-        // operands n - 1 .. 1 in that order (as run<false>); up to four operands written out:
-        // one jump per statement instead of a loop whose exit mispredicts when the operand
-        // counts vary (matvec_quad's gradient 68 -> 64 us; lse, normal_lpdf, prod_sum and
-        // advection 2-3 % faster)
-        switch (n) {
-          case 4:
-            adj[static_cast<index_type>(idx[pos + 3])] += val[pos + 3] * a;
-            [[fallthrough]];
-          case 3:
-            adj[static_cast<index_type>(idx[pos + 2])] += val[pos + 2] * a;
-            [[fallthrough]];
-          case 2:
-            adj[static_cast<index_type>(idx[pos + 1])] += val[pos + 1] * a;
-            [[fallthrough]];
-          case 1:
-            break;
-          default:
-            for (std::size_t j = n; --j > 0;) adj[static_cast<index_type>(idx[pos + j])] += val[pos + j] * a;
-        }
-        index_type const i = static_cast<index_type>(idx[pos]);
-        T const v = adj[i] + val[pos] * a;
-        if (i + 1 == k)
-          held = i, held_value = v;
-        else
-          adj[i] = v;
-      }
-    }
+          index_type const i = static_cast<index_type>(idx[0]);
+          T const v = adj[i] + val[0] * a;
+          if (i + 1 == k)
+            held = i, held_value = v;
+          else
+            adj[i] = v;
+        },
+        [&](node const& nd) {
+          flush();
+          run_node(nd, adj, nullptr);
+        },
+        flush);
     flush();
   }
 
@@ -911,17 +887,22 @@ class tape {
     return it != unconnected_.begin() && k <= std::prev(it)->second;
   }
 
-  /// Calls statement(k, n, operands, partials) for each statement at or below top and
-  /// on_node(nd) for each node whose outputs are (independent variables are skipped): from the
-  /// last down to the first (the sweep's order, used by run) or, with `Upward`, in recording
-  /// order. A chunk's entries can be read only from its end (a long statement's operand count
-  /// follows its operands), so upward each chunk is listed first, then visited.
-  template <bool Upward, class OnStatement, class OnNode>
-  void for_each_entry(index_type top, OnStatement&& statement, OnNode&& on_node) {
+  struct no_op {  // for_each_entry's on_block by default
+    void operator()() const noexcept {}
+  };
+  /// Calls statement(k, n, operands, partials) for each statement at or below top,
+  /// on_node(nd) for each node whose outputs are, and on_block() at each block of independent
+  /// variables (which have nothing to pass on): from the last down to the first (the sweep's
+  /// order: run and run_plain) or, with `Upward`, in recording order. Always inlined: the sweeps'
+  /// state (run_plain's held adjoint) stays in registers. A chunk's entries can be read only from its end (a long
+  /// statement's operand count follows its operands), so upward each chunk is listed first, then visited.
+  template <bool Upward, class OnStatement, class OnNode, class OnBlock = no_op>
+  ADX_ALWAYS_INLINE void for_each_entry(index_type top, OnStatement&& statement, OnNode&& on_node,
+                                        OnBlock&& on_block = {}) {
     auto const& chunks = arena_.chunks();
     std::size_t const used_chunks = chunks.empty() ? 0 : arena_.current_chunk() + 1;
     if constexpr (!Upward) {
-      for (std::size_t c = used_chunks; c-- > 0;) chunk_entries_down(c, top, statement, on_node);
+      for (std::size_t c = used_chunks; c-- > 0;) chunk_entries_down(c, top, statement, on_node, on_block);
     } else {
       struct entry {
         index_type k;
@@ -940,7 +921,8 @@ class tape {
             },
             [&](node const& nd) {
               list.push_back({0, 0, nullptr, nullptr, &nd});
-            });
+            },
+            on_block);
         for (auto e = list.rbegin(); e != list.rend(); ++e)
           if (e->nd)
             on_node(*e->nd);
@@ -950,8 +932,9 @@ class tape {
     }
   }
   /// for_each_entry's walk down one chunk c.
-  template <class OnStatement, class OnNode>
-  void chunk_entries_down(std::size_t c, index_type top, OnStatement&& statement, OnNode&& on_node) {
+  template <class OnStatement, class OnNode, class OnBlock>
+  ADX_ALWAYS_INLINE void chunk_entries_down(std::size_t c, index_type top, OnStatement&& statement, OnNode&& on_node,
+                                            OnBlock&& on_block) {
     auto const& chunks = arena_.chunks();
     auto const& ch = chunks[c];
     if (ch.stmts == 0 || ch.first > top) return;
@@ -965,6 +948,7 @@ class tape {
       if (n >= block_statement) [[unlikely]] {
         std::size_t const header = static_cast<index_type>(idx[--pos]);
         if (n == block_statement) {  // independent variables: nothing to pass on
+          on_block();
           k = static_cast<index_type>(header);
           continue;
         }
