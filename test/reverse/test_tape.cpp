@@ -527,6 +527,65 @@ TEST_CASE("make_independent and adjoints: the inputs of a gradient and their adj
   CHECK(inner[1].adjoint() == 2 * 1.5);
 }
 
+// make_independent and adjoints treat a run of vars with vector instructions (whole vars of
+// var<double> stored and compared two at a time), with a scalar loop for the rest: every size
+// around the vector width, and a var out of place at every position, in the vector part and
+// the rest.
+TEST_CASE("make_independent and adjoints: runs of every length, a var out of place anywhere") {
+  for (std::size_t n = 1; n <= 11; ++n) {
+    std::vector<double> x0(n);
+    for (std::size_t i = 0; i < n; ++i) x0[i] = 0.25 * static_cast<double>(i) - 1.0;
+    auto const weight = [](std::size_t i) { return 1.0 + static_cast<double>(i); };
+    auto const loss = [&](std::vector<var<double>> const& x) {  // sum of (i + 1) x_i^2
+      var<double> s = 0.0;
+      for (std::size_t i = 0; i < x.size(); ++i) s += weight(i) * x[i] * x[i];
+      return s;
+    };
+    std::vector<var<double>> ended(n);  // the same indices as the runs below, a recording that ended
+    {
+      tape_scope<var<double>> scope;
+      make_independent(ended, x0);
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      CAPTURE(n);
+      CAPTURE(k);
+      tape_scope<var<double>> scope;
+      std::vector<var<double>> x(n);
+      make_independent(x, x0);
+      for (std::size_t i = 0; i < n; ++i) {
+        CHECK(x[i].value() == x0[i]);
+        CHECK(x[i].index() == x[0].index() + i);
+        CHECK(x[i].epoch() == tape<double>::current().epoch());
+      }
+      REQUIRE(x[k].index() == ended[k].index());
+      var<double> const y = loss(x);
+      backward(y);
+      std::vector<double> g(n);
+      adjoints(x, g);
+      for (std::size_t i = 0; i < n; ++i) CHECK(g[i] == 2 * weight(i) * x0[i]);
+      // x[k] and x[k + 1] swapped: not a run, each var is read as itself
+      if (k + 1 < n) {
+        std::vector<var<double>> swapped = x;
+        std::swap(swapped[k], swapped[k + 1]);
+        adjoints(swapped, g);
+        for (std::size_t i = 0; i < n; ++i) {
+          std::size_t const j = i == k ? k + 1 : i == k + 1 ? k : i;
+          CHECK(g[i] == 2 * weight(j) * x0[j]);
+        }
+      }
+      // x[k] a constant: reads zero there
+      std::vector<var<double>> with_constant = x;
+      with_constant[k] = var<double>::constant(x0[k]);
+      adjoints(with_constant, g);
+      for (std::size_t i = 0; i < n; ++i) CHECK(g[i] == (i == k ? 0.0 : 2 * weight(i) * x0[i]));
+      // x[k] of the ended recording, with x[k]'s index: refused, not read as x[k]
+      std::vector<var<double>> with_stale = x;
+      with_stale[k] = ended[k];
+      CHECK_THROWS_AS(adjoints(with_stale, g), stale_variable_error);
+    }
+  }
+}
+
 // A sweep on a tape that has never recorded anything (a thread's first gradient is of a constant,
 // or of an empty batch) read the first chunk of an empty list: a null dereference in any build.
 TEST_CASE("tape: a backward sweep on a tape that has recorded nothing") {

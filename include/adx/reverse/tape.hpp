@@ -146,10 +146,11 @@ class tape {
     detail::finite_check<T> finite;
     tape* owner;
     ADX_ALWAYS_INLINE void add(index_type i, epoch_type e, T const& p) {
-      if (i == 0) [[unlikely]]
-        return;  // an inactive operand (a constant var) takes no place on the tape
-      if (e != epoch) [[unlikely]]
+      // One test on the common path: a constant var has epoch 0, which no recording has.
+      if (e != epoch) [[unlikely]] {
+        if (i == 0) return;  // an inactive operand (a constant var) takes no place on the tape
         owner->check_live_outer(e);
+      }
       idx[n] = detail::stored_index{i};
       partial[n] = p;
       finite.note(p);

@@ -10,6 +10,7 @@
 // is recorded on tape<double>: the gradient is itself differentiable (repeated gradients).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -18,12 +19,83 @@
 #include <vector>
 #include "adx/core/source_location.hpp"
 
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(_M_X64))
+#include <immintrin.h>
+#define ADX_VAR_STORES 1
+#else
+#define ADX_VAR_STORES 0
+#endif
+
 #include "adx/core/compare.hpp"
 #include "adx/core/expr.hpp"
 #include "adx/reverse/tape.hpp"
 #include "adx/rules/elementary.hpp"
 
 namespace adx {
+
+namespace detail {
+/// make_independent's and adjoints' bulk access to a run of vars: x[i] has index first + i and
+/// one epoch. The loops are written so that they run as vector instructions.
+struct var_runs {
+  /// x[i] = value v[i], index first + i, epoch e, for i < n. For var<double> (value, index,
+  /// epoch: 16 bytes) whole vars are stored, two per 32-byte store with AVX2, one per 16-byte
+  /// store with SSE2. GCC vectorises the field-by-field loop into 8- and 4-byte stores and
+  /// extracts, no faster than without vectorisation (1000 vars: 630 ns; SSE2 350, AVX2 190-250).
+  template <class T>
+  static void make(var<T>* x, T const* v, std::size_t n, index_type first, epoch_type e) noexcept {
+    std::size_t i = 0;
+#if ADX_VAR_STORES
+    if constexpr (std::is_same_v<T, double>) {
+      static_assert(sizeof(var<T>) == 16 && std::is_standard_layout_v<var<T>> && offsetof(var<T>, index_) == 8 &&
+                    offsetof(var<T>, epoch_) == 12);
+      // index and epoch as one little-endian word; first + n - 1 fits (new_variables checked)
+      auto const id = static_cast<long long>(std::uint64_t{first} | std::uint64_t{e} << 32);
+#if defined(__AVX2__)
+      __m256i ids = _mm256_add_epi64(_mm256_set1_epi64x(id), _mm256_set_epi64x(3, 2, 1, 0));
+      for (; i + 4 <= n; i += 4) {
+        __m256d const values = _mm256_loadu_pd(v + i);
+        __m256d const lo = _mm256_unpacklo_pd(values, _mm256_castsi256_pd(ids));  // v0 id0 v2 id2
+        __m256d const hi = _mm256_unpackhi_pd(values, _mm256_castsi256_pd(ids));  // v1 id1 v3 id3
+        _mm256_storeu_pd(reinterpret_cast<double*>(x + i), _mm256_permute2f128_pd(lo, hi, 0x20));
+        _mm256_storeu_pd(reinterpret_cast<double*>(x + i + 2), _mm256_permute2f128_pd(lo, hi, 0x31));
+        ids = _mm256_add_epi64(ids, _mm256_set1_epi64x(4));
+      }
+#endif
+      for (; i < n; ++i) {
+        __m128d const next = _mm_castsi128_pd(_mm_cvtsi64_si128(id + static_cast<long long>(i)));
+        _mm_storeu_pd(reinterpret_cast<double*>(x + i), _mm_unpacklo_pd(_mm_load_sd(v + i), next));
+      }
+    }
+#endif
+    for (; i < n; ++i) x[i] = var<T>::recorded_active(v[i], first + static_cast<index_type>(i), e);
+  }
+  /// Whether x[i] has index first + i and epoch e for every i < n: no early exit, so that the
+  /// loop runs as vector instructions (lse's `adjoints` of 1000 inputs, test and copy: 690 ns
+  /// with a test that stopped at the first difference, 420 without, 300 with AVX2 loads of
+  /// whole vars).
+  template <class T>
+  static bool is_run(var<T> const* x, std::size_t n, index_type first, epoch_type e) noexcept {
+    if (first == 0 || n - 1 > std::size_t{~index_type{0} - first}) return false;
+    std::size_t i = 0;
+#if ADX_VAR_STORES && defined(__AVX2__)
+    if constexpr (std::is_same_v<T, double>) {  // two vars per 32-byte load, their ids compared as words
+      auto const id = static_cast<long long>(std::uint64_t{first} | std::uint64_t{e} << 32);
+      __m256i expected = _mm256_set_epi64x(id + 1, 0, id, 0), differ = _mm256_setzero_si256();
+      for (; i + 2 <= n; i += 2) {
+        __m256i const pair = _mm256_loadu_si256(reinterpret_cast<__m256i const*>(x + i));
+        differ = _mm256_or_si256(differ, _mm256_xor_si256(pair, expected));
+        expected = _mm256_add_epi64(expected, _mm256_set_epi64x(2, 0, 2, 0));
+      }
+      // the value words differ anyway: keep the id words
+      if (!_mm256_testz_si256(differ, _mm256_set_epi64x(-1, 0, -1, 0))) return false;
+    }
+#endif
+    index_type differ = 0;
+    for (; i < n; ++i) differ |= (x[i].index_ - static_cast<index_type>(i) - first) | (x[i].epoch_ ^ e);
+    return differ == 0;
+  }
+};
+}  // namespace detail
 
 template <class T>
 class var {
@@ -137,6 +209,7 @@ class var {
   }
 
  private:
+  friend struct detail::var_runs;
   T value_{};
   index_type index_ = 0;
   epoch_type epoch_ = 0;
@@ -186,9 +259,7 @@ void make_independent(std::span<var<T>> x, std::type_identity_t<std::span<T cons
                 " values");
   auto& t = tape<T>::current();
   index_type const first = t.new_variables(x.size(), where);
-  epoch_type const e = t.epoch();
-  for (std::size_t i = 0; i < x.size(); ++i)
-    x[i] = var<T>::recorded_active(values[i], first + static_cast<index_type>(i), e);
+  detail::var_runs::make(x.data(), values.data(), x.size(), first, t.epoch());
 }
 template <class T>
 void make_independent(std::vector<var<T>>& x, std::type_identity_t<std::span<T const>> values,
@@ -209,10 +280,7 @@ void adjoints(std::span<var<T> const> x, std::type_identity_t<std::span<T>> out)
   // and a copy of their adjoint slots (lse's 1000 reads: 17 instructions each -> 10, callgrind).
   index_type const first = x[0].index();
   epoch_type const e0 = x[0].epoch();
-  bool run = first != 0;
-  for (std::size_t i = 1; run && i < x.size(); ++i)
-    run = x[i].index() == first + static_cast<index_type>(i) && x[i].epoch() == e0;
-  if (run) {
+  if (detail::var_runs::is_run(x.data(), x.size(), first, e0)) {
     t.check_live(e0);
     t.adjoints_of_live(first, x.size(), out.data());
     return;
