@@ -841,8 +841,13 @@ class tape {
           }
           index_type const i = static_cast<index_type>(idx[0]);
           T const v = adj[i] + val[0] * a;
+          // held_value is assigned on every operand statement's path, so its old value is dead
+          // once read into a. Assigned only when held (as before), it stayed live beside a and v,
+          // and the compiler put two register moves beside the multiply-add on the chain from
+          // statement to statement; now one (lse's sweep 1.94 -> 1.67 us).
+          held_value = v;
           if (i + 1 == k)
-            held = i, held_value = v;
+            held = i;
           else
             adj[i] = v;
         },
