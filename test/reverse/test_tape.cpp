@@ -586,6 +586,50 @@ TEST_CASE("make_independent and adjoints: runs of every length, a var out of pla
   }
 }
 
+// The same vector paths at the ends of the ranges: epochs with the high bit set (the id word as a
+// negative number) and indices up to 2^32 - 1, where a run must not carry into the epoch. The
+// vars are made directly (a tape of 2^32 statements is out of reach).
+TEST_CASE("make_independent and adjoints: runs at the top of the index and epoch ranges") {
+  using detail::var_runs;
+  for (epoch_type const e : {epoch_type{1}, epoch_type{0x7fffffff}, epoch_type{0x80000000}, epoch_type{0xffffffff}}) {
+    for (index_type const first : {index_type{1}, index_type{0xfffffff0}}) {
+      for (std::size_t n = 1; n <= 16; ++n) {
+        CAPTURE(e);
+        CAPTURE(first);
+        CAPTURE(n);
+        std::vector<double> v(n);
+        for (std::size_t i = 0; i < n; ++i) v[i] = 0.5 - static_cast<double>(i);
+        std::vector<var<double>> x(n);
+        var_runs::make(x.data(), v.data(), n, first, e);
+        for (std::size_t i = 0; i < n; ++i) {
+          CHECK(x[i].value() == v[i]);
+          CHECK(x[i].index() == first + i);
+          CHECK(x[i].epoch() == e);
+        }
+        CHECK(var_runs::is_run(x.data(), n, first, e));
+        for (std::size_t k = 0; k < n; ++k) {  // one bit of one var's index or epoch changed
+          auto const idx = static_cast<index_type>(first + k);
+          for (auto const& [index, epoch] : {std::pair{idx ^ 1u, e}, std::pair{idx ^ 0x80000000u, e},
+                                             std::pair{idx, e ^ 1u}, std::pair{idx, e ^ 0x80000000u}}) {
+            std::vector<var<double>> y = x;
+            y[k] = var<double>::recorded_active(v[k], index, epoch);
+            CHECK_FALSE(var_runs::is_run(y.data(), n, first, e));
+          }
+        }
+      }
+    }
+  }
+  // indices that would pass 2^32 - 1 are not a run, whatever the vars hold
+  std::vector<var<double>> const two{var<double>::recorded_active(1.0, 0xffffffff, 3),
+                                     var<double>::recorded_active(2.0, 0, 4)};
+  CHECK_FALSE(var_runs::is_run(two.data(), 2, 0xffffffff, 3));
+  CHECK(var_runs::is_run(two.data(), 1, 0xffffffff, 3));
+  // the last index of the epoch whose id word is the largest positive one (no overflow forming
+  // the next word)
+  var<double> const top = var<double>::recorded_active(1.0, 0xffffffff, 0x7fffffff);
+  CHECK(var_runs::is_run(&top, 1, 0xffffffff, 0x7fffffff));
+}
+
 // A sweep on a tape that has never recorded anything (a thread's first gradient is of a constant,
 // or of an empty batch) read the first chunk of an empty list: a null dereference in any build.
 TEST_CASE("tape: a backward sweep on a tape that has recorded nothing") {

@@ -37,6 +37,17 @@ namespace detail {
 /// make_independent's and adjoints' bulk access to a run of vars: x[i] has index first + i and
 /// one epoch. The loops are written so that they run as vector instructions.
 struct var_runs {
+  /// The vector paths read and write a var<double> as two words: its value, then index and
+  /// epoch as one little-endian word (index in the low half).
+  template <class T>
+  static constexpr void check_layout() noexcept {
+    static_assert(sizeof(var<T>) == 16 && std::is_standard_layout_v<var<T>> && offsetof(var<T>, index_) == 8 &&
+                  offsetof(var<T>, epoch_) == 12);
+  }
+  /// The word of index first + i, epoch e (as the intrinsics take it: a conversion, modulo 2^64).
+  static constexpr long long id_word(index_type first, epoch_type e, std::uint64_t i = 0) noexcept {
+    return static_cast<long long>((std::uint64_t{first} | std::uint64_t{e} << 32) + i);
+  }
   /// x[i] = value v[i], index first + i, epoch e, for i < n. For var<double> (value, index,
   /// epoch: 16 bytes) whole vars are stored, two per 32-byte store with AVX2, one per 16-byte
   /// store with SSE2. GCC vectorises the field-by-field loop into 8- and 4-byte stores and
@@ -46,12 +57,10 @@ struct var_runs {
     std::size_t i = 0;
 #if ADX_VAR_STORES
     if constexpr (std::is_same_v<T, double>) {
-      static_assert(sizeof(var<T>) == 16 && std::is_standard_layout_v<var<T>> && offsetof(var<T>, index_) == 8 &&
-                    offsetof(var<T>, epoch_) == 12);
-      // index and epoch as one little-endian word; first + n - 1 fits (new_variables checked)
-      auto const id = static_cast<long long>(std::uint64_t{first} | std::uint64_t{e} << 32);
+      check_layout<T>();
+      // first + n - 1 fits in an index (new_variables checked): the ids do not carry into the epoch
 #if defined(__AVX2__)
-      __m256i ids = _mm256_add_epi64(_mm256_set1_epi64x(id), _mm256_set_epi64x(3, 2, 1, 0));
+      __m256i ids = _mm256_add_epi64(_mm256_set1_epi64x(id_word(first, e)), _mm256_set_epi64x(3, 2, 1, 0));
       for (; i + 4 <= n; i += 4) {
         __m256d const values = _mm256_loadu_pd(v + i);
         __m256d const lo = _mm256_unpacklo_pd(values, _mm256_castsi256_pd(ids));  // v0 id0 v2 id2
@@ -62,7 +71,7 @@ struct var_runs {
       }
 #endif
       for (; i < n; ++i) {
-        __m128d const next = _mm_castsi128_pd(_mm_cvtsi64_si128(id + static_cast<long long>(i)));
+        __m128d const next = _mm_castsi128_pd(_mm_cvtsi64_si128(id_word(first, e, i)));
         _mm_storeu_pd(reinterpret_cast<double*>(x + i), _mm_unpacklo_pd(_mm_load_sd(v + i), next));
       }
     }
@@ -79,8 +88,9 @@ struct var_runs {
     std::size_t i = 0;
 #if ADX_VAR_STORES && defined(__AVX2__)
     if constexpr (std::is_same_v<T, double>) {  // two vars per 32-byte load, their ids compared as words
-      auto const id = static_cast<long long>(std::uint64_t{first} | std::uint64_t{e} << 32);
-      __m256i expected = _mm256_set_epi64x(id + 1, 0, id, 0), differ = _mm256_setzero_si256();
+      check_layout<T>();
+      __m256i expected = _mm256_set_epi64x(id_word(first, e, 1), 0, id_word(first, e), 0);
+      __m256i differ = _mm256_setzero_si256();
       for (; i + 2 <= n; i += 2) {
         __m256i const pair = _mm256_loadu_si256(reinterpret_cast<__m256i const*>(x + i));
         differ = _mm256_or_si256(differ, _mm256_xor_si256(pair, expected));
