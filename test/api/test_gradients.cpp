@@ -249,6 +249,53 @@ TEST_CASE("autograd::grad: seed 001, grad_outputs, create_graph, retain_graph, a
   }
 }
 
+// Hessian-vector products, again and again from one forward pass: g = grad(y, x, create_graph),
+// then grad(g, x) without retain_graph. torch builds the derivative's graph afresh in every
+// create_graph backward (cos(x) for sin), so each round works; the partials adx recorded once
+// at the forward pass (on the inner tape) are therefore never released. Checked against
+// LibTorch 1.13 with the same programs.
+TEST_CASE("autograd::grad: a Hessian-vector product repeated from one forward pass, as in torch") {
+  using VV = var<var<double>>;
+  tape_scope<VV> scope;
+  VV x = 0.5;
+  VV const ys[] = {sin(x), log(x), pow(x, 3.)};
+  double const second[] = {-std::sin(0.5), -1 / (0.5 * 0.5), 6 * 0.5};
+  for (std::size_t f = 0; f < 3; ++f)
+    for (int round = 0; round < 3; ++round) {
+      CAPTURE(f);
+      CAPTURE(round);
+      var<double> const g = *autograd::grad(ys[f], x, {}, std::nullopt, true)[0];
+      CHECK(close(*autograd::grad(g, x)[0], second[f]));
+    }
+  // a tensor: H v for two vectors v of sum(sin(t))
+  tensor<VV> t{0.5, 1.0};
+  VV const s = sum(sin(t));
+  auto const hv = [&](tensor<double> const& v) {
+    tensor<var<double>> const g = *autograd::grad(s, t, {}, std::nullopt, true)[0];
+    return *autograd::grad(g, t, {v})[0];
+  };
+  for (int round = 0; round < 2; ++round) {
+    tensor<double> const h0 = hv(tensor<double>{1.0, 0.0}), h1 = hv(tensor<double>{0.0, 1.0});
+    CHECK(close(h0.data()[0], -std::sin(0.5)));
+    CHECK(h0.data()[1] == 0.0);
+    CHECK(h1.data()[0] == 0.0);
+    CHECK(close(h1.data()[1], -std::sin(1.0)));
+  }
+  // what torch refuses is still refused: the first-order graph swept twice without retain_graph
+  VV const z = sin(x);
+  CHECK(*autograd::grad(z, x)[0] == std::cos(0.5));
+  CHECK(adx_test::error_message([&] {
+          autograd::grad(z, x);
+        }).find("Trying to backward through the graph a second time") != std::string::npos);
+  tape_scope<var<double>> plain;
+  var<double> u = 0.5;
+  var<double> const w = sin(u);
+  autograd::grad(w, u);
+  CHECK(adx_test::error_message([&] {
+          autograd::grad(w, u);
+        }).find("Trying to backward through the graph a second time") != std::string::npos);
+}
+
 // What a sweep without retain_graph releases, case by case as LibTorch 1.13 does (checked with a
 // C++ program against libtorch-dev; the one difference is marked).
 TEST_CASE("autograd::grad: operations without saved values run again, and only the inputs' paths are released") {

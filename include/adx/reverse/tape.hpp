@@ -155,6 +155,7 @@ class tape {
       partial[n] = p;
       finite.note(p);
       ++n;
+      if constexpr (requires { p.index(); }) tape<typename T::value_type>::current().mark_outer_partial(p.index());
     }
   };
 
@@ -492,6 +493,22 @@ class tape {
     if (unconnected)
       for (auto const& [first, last] : unconnected_) std::fill(stops_.begin() + first, stops_.begin() + last + 1, 1);
   }
+  /// Notes that statement i of this tape is a partial of an operation recorded one level up (a
+  /// var<var<T>> statement or tensor node: its partials are var<T>s recorded here). torch makes
+  /// such derivatives afresh in every create_graph backward, so that a Hessian-vector product can
+  /// be taken again and again from one forward pass; settle_release therefore never releases
+  /// them (the writers of the level above call this).
+  void mark_outer_partial(index_type i) {
+    if (i == 0) return;
+    if (outer_partial_.size() <= i) outer_partial_.resize(std::size_t{i} + 1, 0);
+    outer_partial_[i] = 1;
+  }
+  bool outer_partial(index_type first, index_type count = 1) const noexcept {
+    if (first >= outer_partial_.size()) return false;
+    auto const from = outer_partial_.begin() + first;
+    auto const to = outer_partial_.begin() + std::min<std::size_t>(std::size_t{first} + count, outer_partial_.size());
+    return std::any_of(from, to, [](std::uint8_t m) { return m != 0; });
+  }
   /// Notes statements first .. first + count - 1 as the results of an operation to which
   /// TensorFlow gives no gradient (floor, ceil, round, trunc: rules flagged unconnected_in_tf).
   /// tf.gradients stops at them (set_stops with `unconnected`), so that nothing reaches their
@@ -541,7 +558,7 @@ class tape {
           any_used = true;
           keeps |= !detail::unit_partials(partial + j, 1);
         }
-      if (any_used) settle(k, 1, keeps && !unconnected(k));
+      if (any_used) settle(k, 1, keeps && !unconnected(k) && !outer_partial(k));
     };
     auto const on_node = [&](node const& nd) {
       auto const outputs = static_cast<index_type>(std::min<std::size_t>(nd.count, size - nd.first));
@@ -549,7 +566,9 @@ class tape {
                        [](std::uint8_t r) { return r != 0; }))
         return;
       if (inputs && !nd.any_input_marked(below.data())) return;
-      settle(nd.first, outputs, nd.keeps_values(inputs ? below.data() : nullptr) && !unconnected(nd.first));
+      settle(nd.first, outputs,
+             nd.keeps_values(inputs ? below.data() : nullptr) && !unconnected(nd.first) &&
+                 !outer_partial(nd.first, outputs));
     };
     // in recording order where inputs decide (an entry's operands first), else in any order
     auto const top = static_cast<index_type>(size - 1);
@@ -707,6 +726,7 @@ class tape {
     nodes_.resize(f.nodes);
     node_mem_.rewind(f.node_mem);  // after the nodes using it are gone
     if (released_.size() > std::size_t{n_} + 1) released_.resize(std::size_t{n_} + 1);  // indices get reused
+    if (outer_partial_.size() > std::size_t{n_} + 1) outer_partial_.resize(std::size_t{n_} + 1);
     while (!unconnected_.empty() && unconnected_.back().first > n_) unconnected_.pop_back();
     if (!unconnected_.empty()) unconnected_.back().second = std::min(unconnected_.back().second, n_);
     nonfinite_ = f.nonfinite;
@@ -1019,11 +1039,12 @@ class tape {
   // the two in one 8-byte write that the next variable's 4-byte loads cannot forward from.
   static constexpr index_type no_block = ~index_type{0};
   index_type open_block_ = no_block;
-  index_type lone_variable_ = no_block;  // likewise for a variable recorded as a statement of its own
-  std::vector<std::uint8_t> reached_;    // built by careful sweeps only
-  std::vector<index_type> seeds_;        // the seeded statements of the sweep under way
-  std::vector<std::uint8_t> stops_;      // set_stops
-  std::vector<std::uint8_t> released_;   // settle_release
+  index_type lone_variable_ = no_block;      // likewise for a variable recorded as a statement of its own
+  std::vector<std::uint8_t> reached_;        // built by careful sweeps only
+  std::vector<index_type> seeds_;            // the seeded statements of the sweep under way
+  std::vector<std::uint8_t> stops_;          // set_stops
+  std::vector<std::uint8_t> released_;       // settle_release
+  std::vector<std::uint8_t> outer_partial_;  // mark_outer_partial
   std::vector<std::pair<index_type, index_type>> unconnected_;  // mark_unconnected: [first, last], ascending
   bool reached_valid_ = false;
   std::vector<frame> frames_;
