@@ -155,7 +155,7 @@ class tape {
       partial[n] = p;
       finite.note(p);
       ++n;
-      if constexpr (requires { p.index(); }) tape<typename T::value_type>::current().mark_outer_partial(p.index());
+      note_outer_partial(p);
     }
   };
 
@@ -503,11 +503,15 @@ class tape {
     if (outer_partial_.size() <= i) outer_partial_.resize(std::size_t{i} + 1, 0);
     outer_partial_[i] = 1;
   }
+  /// A partial p that a writer of this tape stores: if it is a var one level down (this tape
+  /// records var<var<T>>), noted on that tape (mark_outer_partial). Nothing for numbers.
+  static void note_outer_partial(T const& p) {
+    if constexpr (requires { p.index(); }) tape<typename T::value_type>::current().mark_outer_partial(p.index());
+  }
   bool outer_partial(index_type first, index_type count = 1) const noexcept {
     if (first >= outer_partial_.size()) return false;
-    auto const from = outer_partial_.begin() + first;
-    auto const to = outer_partial_.begin() + std::min<std::size_t>(std::size_t{first} + count, outer_partial_.size());
-    return std::any_of(from, to, [](std::uint8_t m) { return m != 0; });
+    return detail::any_marked(outer_partial_.data(), first,
+                              std::min<std::size_t>(count, outer_partial_.size() - first));
   }
   /// Notes statements first .. first + count - 1 as the results of an operation to which
   /// TensorFlow gives no gradient (floor, ceil, round, trunc: rules flagged unconnected_in_tf).

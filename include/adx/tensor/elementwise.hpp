@@ -535,8 +535,7 @@ struct elementwise_node final : tape<T>::template node_with_inputs<elementwise_n
         std::get<slot[J]>(sum) += p;
       } else {
         partial[slot[J] * n + element] = p;
-        if constexpr (requires { p.index(); })  // a var<var<T>> node: its partials are var<T>s
-          tape<typename T::value_type>::current().mark_outer_partial(p.index());
+        tape<T>::note_outer_partial(p);  // a var<var<T>> node: its partials are var<T>s
         if (index) {
           index[slot[J] * n + element] = i;  // a constant (index 0) is kept too: slot 0 is never read
           any_index |= i;
