@@ -684,6 +684,71 @@ TEST_CASE("tensor: BLAS = portable kernel, fused = unfused, long statements, NaN
   }
 }
 
+TEST_CASE("tensor: an operation reached with zero adjoints gives NaN through an infinite partial, as torch") {
+  // torch runs every operation the sweep reaches, so sqrt's infinite partial at 0 times the zero
+  // gradient that `* 0` passes down is NaN; an operation the sweep does not reach gives nothing
+  // (the vectors are LibTorch's, float64)
+  auto const nan_first = [](tensor<double> const& g) {
+    REQUIRE(g.size() == 3);
+    CHECK(std::isnan(g[0]));
+    CHECK(g[1] == 0.0);
+    CHECK(g[2] == 0.0);
+  };
+  auto const values_of = [](tensor<double> const& t) { return std::vector<double>(t.data(), t.data() + t.size()); };
+  for (bool unrelated_log0 : {false, true}) {  // the answer is the same with or without another infinity
+    INFO("an unrelated log(0) recorded: " << unrelated_log0);
+    tape_scope<var<double>> scope;
+    var<double> const z(0.0);
+    var<double> const log_z = unrelated_log0 ? var<double>(log(z)) : z;  // -inf, partial inf
+    CHECK(log_z.value() == (unrelated_log0 ? -std::numeric_limits<double>::infinity() : 0.0));
+    tensor<var<double>> x{0.0, 1.0, 4.0};
+    tensor<var<double>> const s = sqrt(x);  // its own node: partials 1 / (2 sqrt x)
+    tensor<var<double>> const zeroed = s * 0.0;
+    backward(sum(zeroed));
+    nan_first(adjoints(x));
+  }
+  {  // not reached: sqrt(x) recorded but unused, the gradient of sum(2 x) stays 2
+    tape_scope<var<double>> scope;
+    tensor<var<double>> x{0.0, 1.0, 4.0};
+    tensor<var<double>> const unused = sqrt(x);
+    backward(sum(x * 2.0));
+    CHECK(values_of(adjoints(x)) == std::vector<double>{2, 2, 2});
+    CHECK(unused[2].value() == 2.0);
+  }
+  {  // a matrix product reached with a zero gradient: dA = 0 B^T is NaN in B's infinite column
+    tape_scope<var<double>> scope;
+    tensor<var<double>> A(tensor<double>{{1.0, 2.0}, {3.0, 4.0}});
+    tensor<var<double>> B(tensor<double>{{std::numeric_limits<double>::infinity(), 1.0}, {1.0, 1.0}});
+    tensor<var<double>> const C = matmul(A, B);
+    backward(sum(C * 0.0));
+    tensor<double> const gA = adjoints(A), gB = adjoints(B);
+    CHECK(std::isnan(gA(0, 0)));
+    CHECK(std::isnan(gA(1, 0)));
+    CHECK(gA(0, 1) == 0.0);
+    CHECK(gA(1, 1) == 0.0);
+    CHECK(values_of(gB) == std::vector<double>{0, 0, 0, 0});
+  }
+  {  // nested (the outer tape's adjoints are vars): the gradient, then the gradient of its sum
+    tape_scope<var<double>> inner;
+    tape_scope<var<var<double>>> outer;
+    tensor<var<var<double>>> x{0.0, 1.0, 4.0};
+    tensor<var<var<double>>> const s = sqrt(x);
+    tensor<var<var<double>>> const zeroed = s * 0.0;
+    backward(sum(zeroed));
+    tensor<double> g(shape{3});
+    var<double> gsum(0.0);
+    for (std::size_t i = 0; i < 3; ++i) {
+      g[i] = x[i].adjoint().value();
+      gsum += x[i].adjoint();
+    }
+    nan_first(g);
+    backward(gsum);
+    tensor<double> h(shape{3});
+    for (std::size_t i = 0; i < 3; ++i) h[i] = x[i].value().adjoint();
+    nan_first(h);  // torch: [nan, -0, -0]
+  }
+}
+
 TEST_CASE("tensor: one tape entry per operation, blocks of variables, bulk gradient reads") {
   tape_scope<var<double>> scope;
   auto& tp = tape<double>::current();

@@ -202,6 +202,9 @@ struct custom_node final : tape<T>::template node_with_inputs<custom_node<T, B, 
         if (i && f(i, 1)) return true;
     return false;
   }
+  /// What the vjp gives for a zero cotangent is the user's; torch calls it when the sweep
+  /// reaches the output, so a skipped custom node has the sweep made again with reachability.
+  bool nonfinite() const override { return true; }
 };
 
 template <class X>

@@ -52,6 +52,12 @@ bool unit_partials(T const* p, std::size_t n) {
   return std::all_of(p, p + n, [](T const& v) { return primal_of(v) == 1 || primal_of(v) == -1; });
 }
 
+/// Whether any of the n numbers p is infinite or NaN (at any level: all_finite).
+template <class T>
+bool any_nonfinite(T const* p, std::size_t n) {
+  return !std::all_of(p, p + n, [](T const& v) { return all_finite(v); });
+}
+
 /// Whether every partial of one statement is finite (the tape then needs no reachability in
 /// its sweep). For floating-point partials without a flag update per operand: p * 0 is 0 for a
 /// finite p and NaN for an infinite or NaN one, and a NaN stays in the sum. Not p - p, which
@@ -260,6 +266,13 @@ class tape {
     }
     /// Bytes the node holds for its backward pass (for tape_stats).
     virtual std::size_t bytes() const noexcept { return 0; }
+    /// Whether a backward pass with every output adjoint zero could still give a non-zero
+    /// contribution: a partial or a kept value that is infinite or NaN (0 * inf is NaN), or a
+    /// backward pass the node cannot vouch for (a user's vjp). The plain sweep skips a node
+    /// whose output adjoints are all zero; torch runs such a node when the sweep reaches it, so
+    /// for a node that answers true the sweep is made again with reachability (tape::sweep).
+    /// Asked only of a skipped node, so the scan costs nothing on the common path.
+    virtual bool nonfinite() const = 0;
   };
   /// The base of a node whose inputs are listed in one place, Derived::for_inputs(f): it calls
   /// f(first, count) for each run of consecutive input indices (count 1 for a lone one; index
@@ -463,7 +476,20 @@ class tape {
     // statement is an exact zero and the plain loop is exact.
     // Only that careful sweep needs the reached flags, so only it builds them.
     bool const checked = detail::anomaly_mode();
-    if (nonfinite_ || !seed_finite_ || track_reached_ || !stops_.empty() || checked) {
+    if (!(nonfinite_ || !seed_finite_ || track_reached_ || !stops_.empty() || checked)) {
+      if (nodes_.empty() || top < nodes_.front()->first) {  // no node below top: nothing is skipped
+        plain_run(top);
+        return;
+      }
+      // A node skipped with zero adjoints that answers nonfinite() makes the plain sweep
+      // inexact: the seeds are kept, so that the sweep can be made again carefully.
+      seed_values_.clear();
+      for (index_type i : seeds_) seed_values_.push_back(adj_[i]);
+      if (plain_run(top)) return;
+      std::fill_n(adj_.begin() + 1, std::size_t{top}, detail::constant<T>(0));
+      for (std::size_t s = 0; s < seeds_.size(); ++s) adj_[seeds_[s]] = seed_values_[s];
+    }
+    {
       reached_.assign(std::size_t{top} + 1, 0);
       for (index_type i : seeds_) reached_[i] = 1;
       reached_valid_ = true;
@@ -473,10 +499,6 @@ class tape {
       } else {
         run<true>(top);
       }
-    } else if constexpr (std::is_floating_point_v<T>) {
-      run_plain(top);
-    } else {
-      run<false>(top);
     }
   }
   /// Track which statements a sweep reaches (for the None-vs-zero rule of the APIs).
@@ -783,8 +805,22 @@ class tape {
 
   /// The loop. Careful: skip statements the seeds do not reach (needed when some partial or
   /// seed is not finite, since an unreached statement would add 0 * inf = NaN).
+  /// The sweep without reachability: run_plain for floating-point adjoints, run<false>
+  /// otherwise. Returns false if it skipped a node that answers nonfinite() (tape::sweep then
+  /// sweeps again carefully).
+  bool plain_run(index_type top) {
+    if constexpr (std::is_floating_point_v<T>)
+      return run_plain(top);
+    else
+      return run<false>(top);
+  }
+
+  /// The sweep over the statements and nodes at or below top. Careful: only what the seeds
+  /// reach (reached_), which marks what it reaches; Checked: anomaly mode's checks as well.
+  /// Returns false if (not Careful) a node skipped for its zero adjoints answers nonfinite().
   template <bool Careful, bool Checked = false>
-  void run(index_type top) {
+  bool run(index_type top) {
+    bool exact = true;
     T* const adj = adj_.data();
     std::uint8_t* const reach = Careful ? reached_.data() : nullptr;
     for_each_entry<false>(
@@ -813,10 +849,11 @@ class tape {
         [&](node const& nd) {
           if (Careful && !stops_.empty())
             run_stopped_node(nd, adj, reach);
-          else
-            run_node(nd, adj, reach);
+          else if (!run_node(nd, adj, reach) && !Careful && exact)
+            exact = !nd.nonfinite();
           if constexpr (Checked) check_node(nd, adj);
         });
+    return exact;
   }
 
   /// The plain sweep over floating-point adjoints: run<false> with one register. Scalar code
@@ -825,7 +862,8 @@ class tape {
   /// memory that is a store-to-load round trip on the critical path of every statement (about
   /// twice an addition's latency); here that one adjoint stays in `held` until statement k - 1
   /// reads it. The operations and their order are those of run<false>.
-  void run_plain(index_type top) {
+  bool run_plain(index_type top) {
+    bool exact = true;
     T* const adj = adj_.data();
     index_type held = 0;  // 0, or the index whose adjoint is held_value and not yet stored
     T held_value = 0;
@@ -877,16 +915,13 @@ class tape {
         },
         [&](node const& nd) {
           flush();
-          run_node(nd, adj, nullptr);
+          if (!run_node(nd, adj, nullptr) && exact) exact = !nd.nonfinite();
         },
         flush);
     flush();
+    return exact;
   }
 
-  /// A node runs when the seeds reach one of its outputs (careful sweep) or, in the plain sweep,
-  /// when one of its outputs has a non-zero adjoint. Like a tensor operation in torch it then
-  /// runs for all its elements, so an infinite partial of an element whose adjoint is zero
-  /// gives NaN there, as torch gives.
   /// A node some of whose outputs are stop statements: their adjoints are kept but not passed on.
   void run_stopped_node(node const& nd, T* adj, std::uint8_t* reach) {
     std::vector<std::pair<index_type, T>> kept;
@@ -1004,17 +1039,23 @@ class tape {
         "you need to access saved tensors after calling backward.");
   }
 
-  static void run_node(node const& nd, T* adj, std::uint8_t* reach) {
+  /// A node runs when the seeds reach one of its outputs (careful sweep) or, in the plain sweep,
+  /// when one of its outputs has a non-zero adjoint. Like a tensor operation in torch it then
+  /// runs for all its elements, so an infinite partial of an element whose adjoint is zero
+  /// gives NaN there, as torch gives. (A node the plain sweep skips may be reached with zero
+  /// adjoints all the same: node::nonfinite.) Returns whether the node ran.
+  static bool run_node(node const& nd, T* adj, std::uint8_t* reach) {
     bool any = false;
     if (reach) {
       for (index_type j = 0; j < nd.count && !any; ++j) any = reach[nd.first + j] != 0;
-      if (!any) return;
+      if (!any) return false;
       nd.mark_inputs(reach);
     } else {
       for (index_type j = 0; j < nd.count && !any; ++j) any = !detail::zero_adjoint(adj[nd.first + j]);
-      if (!any) return;
+      if (!any) return false;
     }
     nd.backward(adj);
+    return true;
   }
 
   static tape& thread_default() {
@@ -1046,6 +1087,7 @@ class tape {
   index_type lone_variable_ = no_block;      // likewise for a variable recorded as a statement of its own
   std::vector<std::uint8_t> reached_;        // built by careful sweeps only
   std::vector<index_type> seeds_;            // the seeded statements of the sweep under way
+  std::vector<T> seed_values_;               // their adjoints once seeded (sweep: kept for a second, careful run)
   std::vector<std::uint8_t> stops_;          // set_stops
   std::vector<std::uint8_t> released_;       // settle_release
   std::vector<std::uint8_t> outer_partial_;  // mark_outer_partial

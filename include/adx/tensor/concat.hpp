@@ -38,6 +38,7 @@ struct copy_node final : tape<T>::template node_with_inputs<copy_node<T>> {
     return false;
   }
   bool keeps_values(std::uint8_t const*) const override { return false; }  // a copy: every partial is 1
+  bool nonfinite() const override { return false; }                        // every partial is 1
   std::size_t bytes() const noexcept override { return n * sizeof(index_type); }
 };
 

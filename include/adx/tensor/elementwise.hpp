@@ -353,6 +353,7 @@ struct stored_operands {
     return false;
   }
   std::size_t bytes() const noexcept { return count * ((index ? sizeof(index_type) : 0) + sizeof(T)); }
+  bool nonfinite() const { return any_nonfinite(partial, count); }
 };
 
 /// Which of an element expression's active operands, in the order its push writes them, are
@@ -654,6 +655,7 @@ struct elementwise_node final : tape<T>::template node_with_inputs<elementwise_n
       if ((s >= 64 || (summed_keeps >> s & 1)) && is_used(summed_index[s], 1)) return true;
     return false;
   }
+  bool nonfinite() const override { return stored.nonfinite() || any_nonfinite(summed_partial, summed); }
   std::size_t bytes() const noexcept override {
     return stored.bytes() + operands + (operand_first ? operands * (sizeof(index_type) + sizeof(std::size_t)) : 0) +
            summed * (sizeof(index_type) + sizeof(T));
@@ -800,6 +802,9 @@ struct linear_node final : tape<T>::template node_with_inputs<linear_node<T>> {
     for (std::size_t j = 0; j < count; ++j)
       if (!unit_partials(&ops[j].partial, 1) && operand_inputs(j, is_used)) return true;
     return false;
+  }
+  bool nonfinite() const override {
+    return std::any_of(ops, ops + count, [](operand const& o) { return !all_finite(o.partial); });
   }
   std::size_t bytes() const noexcept override {
     std::size_t b = count * sizeof(operand);

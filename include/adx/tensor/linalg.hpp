@@ -132,6 +132,10 @@ struct matmul_node final : tape<T>::template node_with_inputs<matmul_node<T>> {
     }
     return false;
   }
+  /// dA = dC B^T and dB = A^T dC read the other side's values.
+  bool nonfinite() const override {
+    return any_nonfinite(a.values.data(), a.values.size()) || any_nonfinite(b.values.data(), b.values.size());
+  }
   /// The operands' values (a shared constant counted too) and scattered indices.
   std::size_t bytes() const noexcept override {
     return (a.values.size() + b.values.size()) * sizeof(T) + (a.index.size() + b.index.size()) * sizeof(index_type);

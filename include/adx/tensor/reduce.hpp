@@ -277,6 +277,7 @@ struct reduction_node final : tape<T>::template node_with_inputs<reduction_node<
     return false;
   }
   bool keeps_values(std::uint8_t const*) const override { return keeps; }
+  bool nonfinite() const override { return stored.nonfinite(); }
   std::size_t bytes() const noexcept override { return stored.bytes() + (line_start ? lines * sizeof(index_type) : 0); }
 };
 
@@ -585,6 +586,7 @@ struct log_softmax_node final : tape<T>::template node_with_inputs<log_softmax_n
     if (stored.index) return stored.for_inputs(f);
     return f(input_first, stored.count);
   }
+  bool nonfinite() const override { return stored.nonfinite(); }  // the softmax values
   std::size_t bytes() const noexcept override { return stored.bytes(); }
 };
 
