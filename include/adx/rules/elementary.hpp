@@ -542,27 +542,37 @@ struct relu_rule {  // d = 1 if x > 0 else 0; NaN in, NaN out (with d = 1), as t
   }
   template <class T, class X>
   static T value_as(X const& x) {
-    return passes(x) ? to_value<T>(x) : cst<T>(0);
+    if constexpr (ad_scalar<T>)  // see the note before max_rule
+      return T(relu(to_value<T>(x)));
+    else
+      return passes(x) ? to_value<T>(x) : cst<T>(0);
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
     return cst<T>(passes(x) ? 1 : 0);
   }
 };
-// max and min at a tie: the partials give each side 1/2, and so must the
-// value's own derivatives when the value is an AD number (a nested mode). Returning one side
-// whole would give that side the inner level's whole derivative while the outer level splits
-// it. The value is therefore max/min of the two one level down, a tie there as well, down to
-// the plain numbers, where x is returned (as without a tie: -0 and +0 tie, and give x).
+// The rules that pick an operand (relu, max, min, fmax, fmin, clamp, where), when their value is
+// an AD number (a nested mode), make it by the same rule one level down, down to the plain
+// numbers. Returning the picked operand whole would differ from the partials at this level in
+// two ways:
+// - at a tie of max and min the partials give each side 1/2; the inner level would give the
+//   side returned everything;
+// - an operand not picked has partial 0 here, so its own infinite partials give 0 * inf = NaN
+//   at this level (as in torch, which multiplies its gradient by a zero mask); returned whole,
+//   the other operand left it unconnected one level down, which then gave 0 (max(1, sqrt(x))
+//   at x = 0: NaN at the outer level, 0 at the inner one).
+// At the plain numbers max and min return x at a tie (-0 and +0 tie, and give x).
 struct max_rule {  // ties: 1/2 each; NaN in either argument: NaN with zero partials
   static constexpr char const* name = "max";
   template <class T, class X, class Y>
   static T value_as(X const& x, Y const& y) {
     innermost_t<T> a = primal_of(x), b = primal_of(y);  // an int operand is compared as T's number
     if (a != a || b != b) return cst<T>(std::numeric_limits<innermost_t<T>>::quiet_NaN());
-    if constexpr (ad_scalar<T>)
-      if (a == b) return T(max(to_value<T>(x), to_value<T>(y)));  // a tie: see above max_rule
-    return a >= b ? to_value<T>(x) : to_value<T>(y);
+    if constexpr (ad_scalar<T>)  // see the note before max_rule
+      return T(max(to_value<T>(x), to_value<T>(y)));
+    else
+      return a >= b ? to_value<T>(x) : to_value<T>(y);
   }
   template <std::size_t I, class X, class Y, class T>
   static T partial(X const& x, Y const& y, T const&) {
@@ -577,9 +587,10 @@ struct min_rule {  // ties: 1/2 each; NaN in either argument: NaN with zero part
   static T value_as(X const& x, Y const& y) {
     innermost_t<T> a = primal_of(x), b = primal_of(y);  // an int operand is compared as T's number
     if (a != a || b != b) return cst<T>(std::numeric_limits<innermost_t<T>>::quiet_NaN());
-    if constexpr (ad_scalar<T>)
-      if (a == b) return T(min(to_value<T>(x), to_value<T>(y)));  // a tie: see above max_rule
-    return a <= b ? to_value<T>(x) : to_value<T>(y);
+    if constexpr (ad_scalar<T>)  // see the note before max_rule
+      return T(min(to_value<T>(x), to_value<T>(y)));
+    else
+      return a <= b ? to_value<T>(x) : to_value<T>(y);
   }
   template <std::size_t I, class X, class Y, class T>
   static T partial(X const& x, Y const& y, T const&) {
@@ -593,7 +604,10 @@ struct fmax_rule {  // ties and NaN-free pairs: all to the larger, ties to x; a 
   static constexpr bool take_x(auto a, auto b) { return b != b || a >= b; }
   template <class T, class X, class Y>
   static T value_as(X const& x, Y const& y) {
-    return take_x(primal_of(x), primal_of(y)) ? to_value<T>(x) : to_value<T>(y);
+    if constexpr (ad_scalar<T>)  // see the note before max_rule
+      return T(fmax(to_value<T>(x), to_value<T>(y)));
+    else
+      return take_x(primal_of(x), primal_of(y)) ? to_value<T>(x) : to_value<T>(y);
   }
   template <std::size_t I, class X, class Y, class T>
   static T partial(X const& x, Y const& y, T const&) {
@@ -606,7 +620,10 @@ struct fmin_rule {  // ties: all to x; a NaN side gets 0
   static constexpr bool take_x(auto a, auto b) { return b != b || a <= b; }
   template <class T, class X, class Y>
   static T value_as(X const& x, Y const& y) {
-    return take_x(primal_of(x), primal_of(y)) ? to_value<T>(x) : to_value<T>(y);
+    if constexpr (ad_scalar<T>)  // see the note before max_rule
+      return T(fmin(to_value<T>(x), to_value<T>(y)));
+    else
+      return take_x(primal_of(x), primal_of(y)) ? to_value<T>(x) : to_value<T>(y);
   }
   template <std::size_t I, class X, class Y, class T>
   static T partial(X const& x, Y const& y, T const&) {
@@ -625,6 +642,8 @@ struct clamp_rule {  // d/dx = 1 on [lo, hi] (inclusive, as torch.clamp); outsid
   }
   template <class T, class X, class L, class H>
   static T value_as(X const& x, L const& lo, H const& hi) {
+    if constexpr (ad_scalar<T>)  // see the note before max_rule
+      return T(clamp(to_value<T>(x), to_value<T>(lo), to_value<T>(hi)));
     auto const px = primal_of(x);
     if (px != px) return to_value<T>(x);
     switch (pick(px, primal_of(lo), primal_of(hi))) {
@@ -647,7 +666,10 @@ struct select_rule {  // where(c, a, b): d/da = c, d/db = !c
   static constexpr char const* name = "where";
   template <class T, class C, class A, class B>
   static T value_as(C const& c, A const& a, B const& b) {
-    return primal_of(c) != 0 ? to_value<T>(a) : to_value<T>(b);
+    if constexpr (ad_scalar<T>)  // see the note before max_rule
+      return T(where(primal_of(c) != 0, to_value<T>(a), to_value<T>(b)));
+    else
+      return primal_of(c) != 0 ? to_value<T>(a) : to_value<T>(b);
   }
   template <std::size_t I, class C, class A, class B, class T>
   static T partial(C const& c, A const&, B const&, T const&) {
