@@ -215,6 +215,50 @@ TEST_CASE("rules that pick an operand: the one not picked stays connected at eve
   check_nan_levels("relu(-sqrt(x))", [](auto const& x) { return relu(-sqrt(x)); });
 }
 
+// d(x/y)/dy = -(x/y)/y, computed as (x/y) * -(1/y) to share 1/y with d/dx. Where 1/y overflows
+// (a subnormal y) the product is -inf, but -(x/y)/y is finite: torch's -9.99989e299 here.
+TEST_CASE("div: d/dy stays finite where 1/y overflows (a subnormal y)") {
+  using namespace adx;
+  double const x0 = 1e-320, y0 = 1e-310;
+  double const want = -(x0 / y0) / y0;
+  REQUIRE(std::isfinite(want));
+  CHECK(close(want, -9.99989e299, 1e-5));
+  {
+    tape_scope<var<double>> s;
+    var<double> x = x0, y = y0;
+    backward(var<double>(x / y));
+    CHECK(std::isinf(x.adjoint()));  // 1/y itself overflows
+    CHECK(y.adjoint() == want);
+  }
+  CHECK(dual<double>(x0 / dual<double>(y0, 1.0)).tangent() == want);
+  {
+    tape_scope<var<var<double>>> s;
+    var<var<double>> x = x0, y = y0;
+    var<var<double>> r = x / y;
+    backward(r);
+    CHECK(primal(y.adjoint()) == want);
+    backward(r.value());
+    CHECK(y.value().adjoint() == want);
+  }
+  {  // tensors: a block (the lanes path where built with SLEEF) and one subnormal among normal y
+    tape_scope<var<double>> s;
+    tensor<var<double>> x(full<double>({9}, x0)), y(full<double>({9}, y0));
+    backward(sum(x / y));
+    tensor<double> const gy = adjoints(y);
+    for (std::size_t i = 0; i < gy.size(); ++i) CHECK(gy[i] == want);
+  }
+  {
+    tape_scope<var<double>> s;
+    tensor<double> y0s = full<double>({9}, 2.0);
+    y0s[4] = y0;
+    tensor<var<double>> x(full<double>({9}, x0)), y(y0s);
+    backward(sum(x / y));
+    tensor<double> const gy = adjoints(y);
+    CHECK(gy[4] == want);
+    CHECK(gy[3] == -(x0 / 2.0) / 2.0);
+  }
+}
+
 TEST_CASE("every binary rule: each nesting level gives the same first derivatives, edges included") {
   double const inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   // ties, zeros, poles of / and pow, infinities, NaN, subnormals

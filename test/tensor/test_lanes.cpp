@@ -269,4 +269,21 @@ TEST_CASE("lanes: edge cases give what the element loop gives (zeros, infinities
   CHECK(gu[0] == inf);
   CHECK(gu[1] == 0.25);
   CHECK(gu[4] == inf);
+  // x / y where 1/y overflows (subnormal y, among normal ones): d/dy = -(x/y)/y stays finite in
+  // every lane, as element by element
+  std::vector<double> const yv{2.0, 1e-310, -3.0, 0.5, -1e-310, 7.0, 1e-309, 1.5, 4.9e-324};
+  std::vector<double> const xv(yv.size(), 1e-320);
+  tensor<V> const xb(tensor<double>(adx::shape{xv.size()}, xv)), yb(tensor<double>(adx::shape{yv.size()}, yv));
+  tensor<V> const xs = elementwise_variables(xv), ys = elementwise_variables(yv);
+  adx::backward(sum(xb / yb));
+  tensor<double> const gyb = adx::adjoints(yb);
+  adx::backward(sum(xs / ys));
+  tensor<double> const gys = adx::adjoints(ys);
+  for (std::size_t i = 0; i < yv.size(); ++i) {
+    CAPTURE(yv[i]);
+    double const want = -(xv[i] / yv[i]) / yv[i];  // -inf only for 4.9e-324 (the true value overflows)
+    CHECK(std::isfinite(want) == (yv[i] != 4.9e-324));
+    CHECK(gyb[i] == want);
+    CHECK(gys[i] == want);
+  }
 }

@@ -110,6 +110,17 @@ ADX_LANE_FUNCTION(tan)
 ADX_LANE_FUNCTION(tanh)
 #undef ADX_LANE_FUNCTION
 
+/// Whether any lane is +inf or -inf (rules/elementary.hpp's any_infinite for lanes).
+inline bool any_infinite(lanes a) noexcept {
+  lane_register const magnitude = ADX_LANE_OP(andnot)(ADX_LANE_OP(set1)(-0.0), a.r);
+  lane_register const inf = ADX_LANE_OP(set1)(__builtin_huge_val());
+#if defined(__AVX2__) && defined(__FMA__)
+  return _mm256_movemask_pd(_mm256_cmp_pd(magnitude, inf, _CMP_EQ_OQ)) != 0;
+#else
+  return _mm_movemask_pd(_mm_cmpeq_pd(magnitude, inf)) != 0;
+#endif
+}
+
 /// sin and cos in one call (rules/elementary.hpp's sin_and_cos for lanes). SLEEF's sincos and
 /// its sin differ in the last bit for about 4 % of arguments, so sin and cos alone are taken
 /// from sincos too: a value is then the same whether or not its derivative is wanted.

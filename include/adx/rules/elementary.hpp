@@ -45,6 +45,12 @@ template <class T, class C>
 constexpr T cst(C c) {
   return constant<T>(c);
 }
+/// Whether x is +inf or -inf (lanes: whether any lane is; core/simd.hpp): the test of a rule's
+/// rare case, one branch for all of a lanes' elements.
+template <std::floating_point F>
+constexpr bool any_infinite(F x) {
+  return x == std::numeric_limits<F>::infinity() || x == -std::numeric_limits<F>::infinity();
+}
 
 // ---- arithmetic -----------------------------------------------------------------------------
 struct neg_rule {
@@ -109,14 +115,19 @@ struct div_rule {  // d/dx = 1/y, d/dy = -r/y
   static constexpr T partial(X const&, Y const& y, T const& r) {
     if constexpr (I == 0)
       return 1 / y;
-    else if constexpr (std::is_floating_point_v<Y> || is_lanes<Y>)
+    else if constexpr (std::is_floating_point_v<Y> || is_lanes<Y>) {
       // Shares 1/y with the other partial (one division fewer). r * -(1/y) has the value of
       // -r * (1/y) (a negation is exact; only a NaN's sign bit may differ); for a
       // loop-invariant y, -(1/y) is hoisted whole and forward loops negate nothing per element
-      // (normal_lpdf forward: 1.12 -> 1.07 of double).
-      return r * -(1 / y);
-    else
+      // (normal_lpdf forward: 1.12 -> 1.07 of double). Where 1/y overflows (y nearer 0 than 2^-1024: a
+      // subnormal, or 0) -r/y can still be finite (x = 1e-320, y = 1e-310: -1e300, not -inf).
+      auto const q = 1 / y;
+      if (any_infinite(q)) [[unlikely]]
+        return -r / y;
+      return r * -q;
+    } else {
       return -r / y;
+    }
   }
 };
 
