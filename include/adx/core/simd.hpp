@@ -15,6 +15,7 @@
 // that choose the best 128-bit implementation when first called).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <utility>
 
@@ -98,17 +99,45 @@ ADX_LANE_BINARY(*, mul)
 ADX_LANE_BINARY(/, div)
 #undef ADX_LANE_BINARY
 
+/// Whether any lane of a is above the number b (false for NaN).
+inline bool any_above(lanes a, double b) noexcept {
+#if defined(__AVX2__) && defined(__FMA__)
+  return _mm256_movemask_pd(_mm256_cmp_pd(a.r, _mm256_set1_pd(b), _CMP_GT_OQ)) != 0;
+#else
+  return _mm_movemask_pd(_mm_cmpgt_pd(a.r, _mm_set1_pd(b))) != 0;
+#endif
+}
+/// f applied lane by lane (<cmath>'s function: the rare arguments SLEEF gets wrong).
+inline lanes each_lane(lanes a, double (*f)(double)) noexcept {
+  alignas(32) double v[lane_width];
+  ADX_LANE_OP(store)(v, a.r);
+  for (double& x : v) x = f(x);
+  return lanes(ADX_LANE_OP(load)(v));
+}
+
 // Found by argument-dependent lookup from the rules' `using std::exp; exp(x)`.
 inline lanes sqrt(lanes a) noexcept { return lanes(ADX_LANE_OP(sqrt)(a.r)); }
 #define ADX_LANE_FUNCTION(f) \
   inline lanes f(lanes a) noexcept { return lanes(ADX_SLEEF(f)(a.r)); }
-ADX_LANE_FUNCTION(exp)
 ADX_LANE_FUNCTION(expm1)
 ADX_LANE_FUNCTION(log)
-ADX_LANE_FUNCTION(log1p)
 ADX_LANE_FUNCTION(tan)
 ADX_LANE_FUNCTION(tanh)
 #undef ADX_LANE_FUNCTION
+// Two of SLEEF's functions overflow early (checked with SLEEF 3.5): exp gives inf from
+// x = 709.78271115 on, where the double is finite up to log(DBL_MAX) = 709.782712893384; log1p
+// gives inf above 1e307 (log1p(1e308) is 709.196). A vector with such an argument takes
+// <cmath>'s function, so that lanes and element loops agree there (one compare per vector).
+inline lanes exp(lanes a) noexcept {
+  if (any_above(a, 709.78)) [[unlikely]]
+    return each_lane(a, [](double x) { return std::exp(x); });
+  return lanes(ADX_SLEEF(exp)(a.r));
+}
+inline lanes log1p(lanes a) noexcept {
+  if (any_above(a, 1e306)) [[unlikely]]
+    return each_lane(a, [](double x) { return std::log1p(x); });
+  return lanes(ADX_SLEEF(log1p)(a.r));
+}
 
 /// Whether any lane is +inf or -inf (rules/elementary.hpp's any_infinite for lanes).
 inline bool any_infinite(lanes a) noexcept {
