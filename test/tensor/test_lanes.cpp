@@ -5,6 +5,7 @@
 // same partials (up to what a 1-ulp difference in a value makes of them), through sum() and mean() too, at every tensor
 // size (the last lanes partly used). This file is also built for AVX2 (adx_lanes_avx2_tests) where the machine has it.
 #include <adx/adx.hpp>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -158,6 +159,51 @@ TEST_CASE("lanes: every function with a lane form gives the element-by-element v
         INFO(x[i], " lanes ", gb[i], " elements ", gs[i]);
         CHECK(same_derivative(gb[i], gs[i]));
       }
+    }
+  }
+}
+
+// Sums add element i into partial sum i % 8 and the eight as ((s0+s4)+(s1+s5))+((s2+s6)+(s3+s7))
+// (README, Tensors). The values below make every other order give another number.
+TEST_CASE("lanes: every sum adds its elements in the documented order, on lanes and element by element") {
+  auto documented = [](std::vector<double> const& x) {
+    std::array<double, 8> p{};
+    for (std::size_t i = 0; i < x.size(); ++i) p[i % 8] += x[i];
+    return ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
+  };
+  auto running = [](std::vector<double> const& x) {
+    double s = 0;
+    for (double v : x) s += v;
+    return s;
+  };
+  for (std::size_t n : {5u, 9u, 15u, 16u, 21u, 37u}) {
+    CAPTURE(n);
+    std::vector<double> x(n, 1.0);  // a running sum loses the ones next to 1e16
+    x.front() = 1e16;
+    x.back() = -1e16;
+    double const want = documented(x);
+    CHECK(want != running(x));  // the order shows
+    tensor<double> const t(adx::shape{n}, x);
+    CHECK(sum(t) == want);
+    CHECK(sum(t * 1.0) == want);      // fused
+    CHECK(sum(t, 0).item() == want);  // a line of an axis reduction
+    CHECK(mean(t * 1.0) == want / double(n));
+    {
+      adx::tape_scope<V> scope;
+      tensor<V> const block(t), single = elementwise_variables(x);
+      CHECK(sum(block * 1.0).val() == want);   // recorded, on lanes
+      CHECK(sum(single * 1.0).val() == want);  // recorded, element by element
+      CHECK(sum(block).val() == want);
+      adx::no_grad off;
+      CHECK(sum(block * 1.0).val() == want);
+    }
+    // rows of 5 (a row operand: lanes start at indices that are not multiples of the width)
+    if (n % 5 == 0) {
+      tensor<double> const m(adx::shape{n / 5, 5}, x), row(adx::shape{5}, std::vector<double>(5, 0.0));
+      CHECK(sum(m + row) == want);
+      adx::tape_scope<V> scope;
+      tensor<V> const vm(m);
+      CHECK(sum(vm + row).val() == want);
     }
   }
 }

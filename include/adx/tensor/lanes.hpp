@@ -30,6 +30,22 @@ struct tensor_leaf;
 template <class X>
 struct scalar_leaf;
 
+/// The order in which adx adds up the elements of a sum (sum, mean, a fused sum or mean of an
+/// expression, each line of an axis reduction): element i goes into partial sum i % 8, each
+/// partial sum adds its elements in order, and the eight are added as
+/// ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7)). The order does not depend on how the
+/// elements are computed (element by element, or on lanes of either width), so a value is the
+/// same on every path. Eight independent sums make a long sum cost n / 8 additions' latency
+/// instead of n (a fused sum over 1024 elements: 1.2 us -> 0.2 us), and round less than one
+/// running sum. Up to three elements it is the running sum.
+template <class T>
+struct eight_sums {
+  std::array<T, 8> s = filled(constant<T>(0));
+  static std::array<T, 8> filled(T const& z) { return {z, z, z, z, z, z, z, z}; }
+  ADX_ALWAYS_INLINE void add(std::size_t i, T const& v) { s[i % 8] = s[i % 8] + v; }
+  T total() const { return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7])); }
+};
+
 /// Whether the tensor expression (or leaf) E, whose elements are of type R, can run on lanes:
 /// R is double or var<double>, every rule has a lane form (`lanes = true`), and every operand
 /// is a tensor of double or of R, a plain number (not a long double, which the element loop
@@ -286,6 +302,39 @@ ADX_ALWAYS_INLINE void for_each_lanes(std::size_t n, std::size_t period, F&& f) 
 // Each runs when runs_on_lanes says so and returns whether it ran (the caller then runs the
 // element loop instead); without lanes they are stubs that return false.
 
+/// eight_sums<double> on lanes: partial sums k .. k + lane_width - 1 as one lanes, kept in
+/// registers. A full lanes at an index that is a multiple of lane_width goes to one of them
+/// whole; any other (a row whose length is not a multiple, the last partly used lanes) adds its
+/// values one by one into their partial sums, in order, as eight_sums::add does.
+struct lane_sums {
+  static constexpr std::size_t m = 8 / lane_width;
+  static_assert(8 % lane_width == 0, "adx: internal: eight_sums' partial sums do not fill whole lanes");
+  std::array<lanes, m> v;
+  explicit lane_sums(eight_sums<double> const& s) noexcept {
+    for (std::size_t k = 0; k < m; ++k) v[k] = lanes::load(s.s.data() + k * lane_width);
+  }
+  void store(eight_sums<double>& s) const noexcept {
+    for (std::size_t k = 0; k < m; ++k) v[k].store(s.s.data() + k * lane_width);
+  }
+  template <bool Full>
+  ADX_ALWAYS_INLINE void add(lane_at at, lanes x) noexcept {
+    if (Full && at.i % lane_width == 0) {
+      std::size_t const g = at.i / lane_width % m;
+      [&]<std::size_t... k>(std::index_sequence<k...>) {  // constant indices: v stays in registers
+        ((g == k ? (void)(v[k] = v[k] + x) : void()), ...);
+      }
+      (std::make_index_sequence<m>{});
+    } else {
+      eight_sums<double> s;
+      store(s);
+      alignas(32) double val[lane_width];
+      x.store(val);
+      for (std::size_t k = 0; k < (Full ? lane_width : at.count); ++k) s.add(at.i + k, val[k]);
+      *this = lane_sums(s);
+    }
+  }
+};
+
 /// An elementwise node's forward pass (evaluate_recorded): each element's value into v, its
 /// stored operands' partials into partial (the node's Writer slots).
 template <class R, class Writer, class E, class T>
@@ -307,23 +356,21 @@ bool record_on_lanes(E const& expr, std::size_t period, T* partial, T* v, std::s
 /// A reduced elementwise node's forward pass (reduce_expression): partials as record_on_lanes,
 /// summed operands' partials added to sums, the elements' values added to s.
 template <class R, class Writer, class E, class T, class Sums>
-bool reduce_on_lanes(E const& expr, std::size_t period, T* partial, std::size_t n, Sums& sums, T& s) {
+bool reduce_on_lanes(E const& expr, std::size_t period, T* partial, std::size_t n, Sums& sums, eight_sums<T>& s) {
   if constexpr (lane_ready<R, E>) {
     if (!runs_on_lanes<R>(expr, period)) return false;
     auto local = sums;  // in registers through the loop
-    T acc = s;
+    lane_sums acc(s);
     for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
       constexpr bool Full = decltype(full)::value;
       auto const e = lane_tree<R, Full>(expr, at);
       lane_writer<Writer, Full> w{partial, n, at.i, at.count, local};
       e.push(w);
       local = w.sum;
-      alignas(32) double val[lane_width];
-      e.val().store(val);
-      for (std::size_t k = 0; k < (Full ? lane_width : at.count); ++k) acc = acc + val[k];
+      acc.template add<Full>(at, e.val());
     });
     sums = local;
-    s = acc;
+    acc.store(s);
     return true;
   } else {
     return (void)expr, (void)period, (void)partial, (void)n, (void)sums, (void)s, false;
@@ -342,19 +389,17 @@ void fill_on_lanes(E const& expr, std::size_t period, T* out, std::size_t n) {
     (void)expr, (void)period, (void)out, (void)n;
   }
 }
-/// Adds the values of an expression's n elements to s, one after the other.
+/// Adds the values of an expression's n elements to s (in eight_sums' order).
 template <class R, class E, class T>
-bool sum_on_lanes(E const& expr, std::size_t period, std::size_t n, T& s) {
+bool sum_on_lanes(E const& expr, std::size_t period, std::size_t n, eight_sums<T>& s) {
   if constexpr (lane_ready<R, E>) {
     if (!runs_on_lanes<R>(expr, period)) return false;
-    T acc = s;
+    lane_sums acc(s);
     for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
       constexpr bool Full = decltype(full)::value;
-      alignas(32) double val[lane_width];
-      lane_value<Full>(expr, at).store(val);
-      for (std::size_t k = 0; k < (Full ? lane_width : at.count); ++k) acc = acc + val[k];
+      acc.template add<Full>(at, lane_value<Full>(expr, at));
     });
-    s = acc;
+    acc.store(s);
     return true;
   } else {
     return (void)expr, (void)period, (void)n, (void)s, false;
@@ -368,13 +413,13 @@ bool record_on_lanes(E const&, std::size_t, T*, T*, std::size_t) {
   return false;
 }
 template <class R, class Writer, class E, class T, class Sums>
-bool reduce_on_lanes(E const&, std::size_t, T*, std::size_t, Sums&, T&) {
+bool reduce_on_lanes(E const&, std::size_t, T*, std::size_t, Sums&, eight_sums<T>&) {
   return false;
 }
 template <class R, class E, class T>
 void fill_on_lanes(E const&, std::size_t, T*, std::size_t) {}
 template <class R, class E, class T>
-bool sum_on_lanes(E const&, std::size_t, std::size_t, T&) {
+bool sum_on_lanes(E const&, std::size_t, std::size_t, eight_sums<T>&) {
   return false;
 }
 #endif

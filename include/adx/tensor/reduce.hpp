@@ -40,11 +40,12 @@ tensor<T> line_tensor(std::span<T const> x) {
   return tensor<T>::generate(shape{x.size()}, [&](std::size_t j) { return x[j]; });
 }
 
+/// The sum of x in eight_sums' order (tensor/lanes.hpp).
 template <class T>
 T sum_values(std::span<T const> x) {
-  T s = constant<T>(0);
-  for (auto const& v : x) s = s + v;
-  return s;
+  eight_sums<T> s;
+  for (std::size_t i = 0; i < x.size(); ++i) s.add(i, x[i]);
+  return s.total();
 }
 
 struct sum_reduction {
@@ -422,12 +423,12 @@ auto reduce_expression(E expr) {
   if constexpr (is_reverse_v<R>) {
     using T = value_type_t<R>;
     auto& tp = tape<T>::current();
-    T s = constant<T>(0);
+    eight_sums<T> s;
     if (!grad_enabled()) {
       // on lanes where the recorded loop would run on them: the same values
       if (!sum_on_lanes<R>(expr, lane_period(plan, n), n, s))
-        visit_elements(expr, sh, plan, [&](std::size_t, auto const& e) { s = s + e.val(); });
-      return R::constant(finish(s));
+        visit_elements(expr, sh, plan, [&](std::size_t i, auto const& e) { s.add(i, e.val()); });
+      return R::constant(finish(s.total()));
     }
     using element_expr = std::remove_cvref_t<decltype(expr.at_flat(0))>;
     constexpr std::size_t K = element_expr::n_active;
@@ -499,7 +500,7 @@ auto reduce_expression(E expr) {
           any_index |= w.any_index;
           stray_epoch |= w.stray_epoch;
           sums = w.sum;
-          s = s + e.val();
+          s.add(i, e.val());
         });
       if (stray_epoch != 0) check_operands_live<R>(expr, tp);
     } catch (...) {
@@ -508,19 +509,19 @@ auto reduce_expression(E expr) {
     }
     if (any_index == 0) {  // constants only: no node, a constant result
       tp.rollback(cp);
-      return R::constant(finish(s));
+      return R::constant(finish(s.total()));
     }
     // element by element, not std::copy: a memmove would take the sums' address and keep them
     // in memory through the loop
     [&]<std::size_t... k>(std::index_sequence<k...>) { ((node.summed_partial[k] = std::get<k>(sums)), ...); }
     (std::make_index_sequence<writer::n_summed>{});
     node.classify();
-    return R::recorded(finish(s), first, ep);
+    return R::recorded(finish(s.total()), first, ep);
   } else {
-    R s = constant<R>(0);
+    eight_sums<R> s;
     if (!sum_on_lanes<R>(expr, lane_period(plan, n), n, s))
-      visit_elements(expr, sh, plan, [&](std::size_t, auto const& e) { s = s + R(e); });
-    return finish(s);
+      visit_elements(expr, sh, plan, [&](std::size_t i, auto const& e) { s.add(i, R(e)); });
+    return finish(s.total());
   }
 }
 
