@@ -476,29 +476,15 @@ class tape {
     // statement is an exact zero and the plain loop is exact.
     // Only that careful sweep needs the reached flags, so only it builds them.
     bool const checked = detail::anomaly_mode();
-    if (!(nonfinite_ || !seed_finite_ || track_reached_ || !stops_.empty() || checked)) {
-      if (nodes_.empty() || top < nodes_.front()->first) {  // no node below top: nothing is skipped
-        plain_run(top);
-        return;
-      }
-      // A node skipped with zero adjoints that answers nonfinite() makes the plain sweep
-      // inexact: the seeds are kept, so that the sweep can be made again carefully.
-      seed_values_.clear();
-      for (index_type i : seeds_) seed_values_.push_back(adj_[i]);
-      if (plain_run(top)) return;
-      std::fill_n(adj_.begin() + 1, std::size_t{top}, detail::constant<T>(0));
-      for (std::size_t s = 0; s < seeds_.size(); ++s) adj_[seeds_[s]] = seed_values_[s];
-    }
-    {
-      reached_.assign(std::size_t{top} + 1, 0);
-      for (index_type i : seeds_) reached_[i] = 1;
-      reached_valid_ = true;
-      if (checked) {
-        check_seeds();
-        run<true, true>(top);
-      } else {
-        run<true>(top);
-      }
+    if (!(nonfinite_ || !seed_finite_ || track_reached_ || !stops_.empty() || checked) && plain_sweep(top)) return;
+    reached_.assign(std::size_t{top} + 1, 0);
+    for (index_type i : seeds_) reached_[i] = 1;
+    reached_valid_ = true;
+    if (checked) {
+      check_seeds();
+      run<true, true>(top);
+    } else {
+      run<true>(top);
     }
   }
   /// Track which statements a sweep reaches (for the None-vs-zero rule of the APIs).
@@ -803,16 +789,24 @@ class tape {
       }
   }
 
-  /// The loop. Careful: skip statements the seeds do not reach (needed when some partial or
-  /// seed is not finite, since an unreached statement would add 0 * inf = NaN).
   /// The sweep without reachability: run_plain for floating-point adjoints, run<false>
-  /// otherwise. Returns false if it skipped a node that answers nonfinite() (tape::sweep then
-  /// sweeps again carefully).
-  bool plain_run(index_type top) {
-    if constexpr (std::is_floating_point_v<T>)
-      return run_plain(top);
-    else
-      return run<false>(top);
+  /// otherwise. It is exact unless it skipped a node (zero output adjoints) that answers
+  /// nonfinite(); then it returns false with the adjoints reset to the seeds, and tape::sweep
+  /// makes the careful sweep. The seeds are kept for that only when a node lies below top.
+  bool plain_sweep(index_type top) {
+    auto const once = [&] {
+      if constexpr (std::is_floating_point_v<T>)
+        return run_plain(top);
+      else
+        return run<false>(top);
+    };
+    if (nodes_.empty() || top < nodes_.front()->first) return once(), true;  // no node: none is skipped
+    seed_values_.clear();
+    for (index_type i : seeds_) seed_values_.push_back(adj_[i]);
+    if (once()) return true;
+    std::fill_n(adj_.begin() + 1, std::size_t{top}, detail::constant<T>(0));
+    for (std::size_t s = 0; s < seeds_.size(); ++s) adj_[seeds_[s]] = seed_values_[s];
+    return false;
   }
 
   /// The sweep over the statements and nodes at or below top. Careful: only what the seeds
