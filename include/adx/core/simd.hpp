@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <utility>
 
 #include "adx/core/traits.hpp"
@@ -139,15 +140,11 @@ inline lanes log1p(lanes a) noexcept {
   return lanes(ADX_SLEEF(log1p)(a.r));
 }
 
-/// Whether any lane is +inf or -inf (rules/elementary.hpp's any_infinite for lanes).
+/// Whether any lane is +inf or -inf (rules/elementary.hpp's any_infinite for lanes): a
+/// magnitude above the largest double.
 inline bool any_infinite(lanes a) noexcept {
-  lane_register const magnitude = ADX_LANE_OP(andnot)(ADX_LANE_OP(set1)(-0.0), a.r);
-  lane_register const inf = ADX_LANE_OP(set1)(__builtin_huge_val());
-#if defined(__AVX2__) && defined(__FMA__)
-  return _mm256_movemask_pd(_mm256_cmp_pd(magnitude, inf, _CMP_EQ_OQ)) != 0;
-#else
-  return _mm_movemask_pd(_mm_cmpeq_pd(magnitude, inf)) != 0;
-#endif
+  lanes const magnitude(ADX_LANE_OP(andnot)(ADX_LANE_OP(set1)(-0.0), a.r));
+  return any_above(magnitude, std::numeric_limits<double>::max());
 }
 
 /// sin and cos in one call (rules/elementary.hpp's sin_and_cos for lanes). SLEEF's sincos and
