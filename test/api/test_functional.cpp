@@ -469,6 +469,39 @@ TEST_CASE("custom_function: a vjp that computes a gradient with adx while the sw
   CHECK(a.adjoint() == 4.0);
 }
 
+TEST_CASE("custom_function: each vjp the sweep reaches runs once, a zero cotangent included, as in torch") {
+  int calls_a = 0, calls_b = 0;
+  double seen_b = -1.0;
+  auto twice_a = custom_function([](double x) { return 2.0 * x; }, [](auto, auto dx) { return 2.0 * dx; },
+                                 [&calls_a](double, double ybar) {
+                                   ++calls_a;
+                                   return 2.0 * ybar;
+                                 });
+  auto thrice_b = custom_function([](double x) { return 3.0 * x; }, [](auto, auto dx) { return 3.0 * dx; },
+                                  [&calls_b, &seen_b](double, double ybar) {
+                                    ++calls_b;
+                                    seen_b = ybar;
+                                    return 3.0 * ybar;
+                                  });
+  tape_scope<var<double>> scope;
+  var<double> a = 1.5, b = 4.0;
+  var<double> yb = thrice_b(b);  // recorded first: the sweep reaches it after twice_a
+  var<double> ya = twice_a(a);
+  var<double> y = ya + 0.0 * yb;  // thrice_b is reached with a zero cotangent
+  backward(y);
+  CHECK(a.adjoint() == 2.0);
+  CHECK(b.adjoint() == 0.0);
+  CHECK(calls_a == 1);
+  CHECK(calls_b == 1);
+  CHECK(seen_b == 0.0);
+  // an unreached custom node is not called (y2 does not depend on yb)
+  var<double> y2 = twice_a(a) * 5.0;
+  calls_a = calls_b = 0;
+  backward(y2);
+  CHECK(calls_a == 1);
+  CHECK(calls_b == 0);
+}
+
 TEST_CASE("check_grad passes on correct functions, first and second order") {
   auto mlp = [](auto const& w) { return sum(tanh(matmul(tensor<double>{{0.5, -1.0}, {2.0, 0.1}}, w)) * w); };
   tensor<double> const w{{0.3, -0.2}, {0.1, 0.9}};

@@ -202,8 +202,9 @@ struct custom_node final : tape<T>::template node_with_inputs<custom_node<T, B, 
         if (i && f(i, 1)) return true;
     return false;
   }
-  /// What the vjp gives for a zero cotangent is the user's; torch calls it when the sweep
-  /// reaches the output, so a skipped custom node has the sweep made again with reachability.
+  /// What the vjp gives for a zero cotangent is the user's. The recording of a custom node is
+  /// swept with reachability (tape::sweep_carefully), so the plain sweep never meets one; were
+  /// it to, the answer makes it sweep again carefully.
   bool nonfinite() const override { return true; }
 };
 
@@ -287,6 +288,7 @@ class custom_function {
       index_type const first =
           tp.record_node(std::make_unique<node>(vjp_, std::move(vals), std::move(index), detail::custom_shape(y)),
                          static_cast<index_type>(m), "custom_function");
+      tp.sweep_carefully();
       epoch_type const ep = tp.epoch();
       if constexpr (tensor_out) {
         tensor<S> r(y.shape());

@@ -238,7 +238,7 @@ class tape {
     } else {
       arena_.commit(static_cast<std::uint8_t>(w.n));
     }
-    nonfinite_ |= !w.finite.all();
+    careful_ |= !w.finite.all();
     if (detail::anomaly_mode()) [[unlikely]]
       note_origin(k, 1, operation, detail::anomaly_site());
     return k;
@@ -331,6 +331,13 @@ class tape {
     return node_mem_.template allocate<U>(n);
   }
 
+  /// Makes every sweep of the current recording follow reachability (the careful sweep), for a
+  /// node just recorded whose backward is the user's (custom_function): torch calls it exactly
+  /// when the sweep reaches the node, a zero cotangent included, and exactly once, while the
+  /// plain sweep would skip it at zero adjoints and, on finding that out, sweep again (calling
+  /// the vjps above it a second time). Rolled back with the node.
+  void sweep_carefully() noexcept { careful_ = true; }
+
   /// Records a node with `outputs` consecutive output statements; returns the first index.
   /// `operation` names it for anomaly reports. Callers check detail::grad_enabled() first and
   /// make constants under no_grad.
@@ -388,8 +395,7 @@ class tape {
 
   /// Starts a nested recording; its statements are dropped by pop_frame.
   void push_frame() {
-    frames_.push_back(
-        frame{detail::new_epoch(), n_, arena_.position(), nonfinite_, nodes_.size(), node_mem_.position()});
+    frames_.push_back(frame{detail::new_epoch(), n_, arena_.position(), careful_, nodes_.size(), node_mem_.position()});
     epoch_ = frames_.back().epoch;
     open_block_ = lone_variable_ = no_block;  // a recording starts with entries of its own
     if (!sweeping_.empty()) frames_.back().paused = std::make_unique<sweep_state>(take_sweep_state());
@@ -406,18 +412,16 @@ class tape {
   struct checkpoint_t {
     index_type n;
     typename detail::statement_arena<detail::stored_index, T>::mark stmts;
-    bool nonfinite;
+    bool careful;
     std::size_t nodes;
     detail::node_memory::mark node_mem;
   };
-  checkpoint_t checkpoint() noexcept {
-    return {n_, arena_.position(), nonfinite_, nodes_.size(), node_mem_.position()};
-  }
+  checkpoint_t checkpoint() noexcept { return {n_, arena_.position(), careful_, nodes_.size(), node_mem_.position()}; }
   /// Drops what was recorded after cp, which must belong to the current recording (an operation
   /// that failed half-way, or whose node turned out to have no active operand). The indices
   /// are given out again, so no var recorded after cp may be used.
   void rollback(checkpoint_t const& cp) noexcept {
-    rewind_to(frame{epoch_, cp.n, cp.stmts, cp.nonfinite, cp.nodes, cp.node_mem});
+    rewind_to(frame{epoch_, cp.n, cp.stmts, cp.careful, cp.nodes, cp.node_mem});
   }
 
   /// Drops every statement of the current recording in O(1); its vars become stale.
@@ -476,7 +480,7 @@ class tape {
     // statement is an exact zero and the plain loop is exact.
     // Only that careful sweep needs the reached flags, so only it builds them.
     bool const checked = detail::anomaly_mode();
-    if (!(nonfinite_ || !seed_finite_ || track_reached_ || !stops_.empty() || checked) && plain_sweep(top)) return;
+    if (!(careful_ || !seed_finite_ || track_reached_ || !stops_.empty() || checked) && plain_sweep(top)) return;
     reached_.assign(std::size_t{top} + 1, 0);
     for (index_type i : seeds_) reached_[i] = 1;
     reached_valid_ = true;
@@ -641,7 +645,7 @@ class tape {
     if (w.n == 0) return 0;
     index_type const k = next_index();
     arena_.commit(static_cast<std::uint8_t>(w.n));
-    nonfinite_ |= !w.finite.all();
+    careful_ |= !w.finite.all();
     return k;
   }
   /// A sweep from an output of a tape node that is not its last (y[0] of a tensor operation)
@@ -686,7 +690,7 @@ class tape {
     epoch_type epoch;
     index_type n;
     typename detail::statement_arena<detail::stored_index, T>::mark stmts;
-    bool nonfinite;
+    bool careful;
     std::size_t nodes;
     detail::node_memory::mark node_mem;
     std::unique_ptr<sweep_state> paused = {};  ///< the running sweep's state, when opened during it
@@ -741,7 +745,7 @@ class tape {
     if (outer_partial_.size() > std::size_t{n_} + 1) outer_partial_.resize(std::size_t{n_} + 1);
     while (!unconnected_.empty() && unconnected_.back().first > n_) unconnected_.pop_back();
     if (!unconnected_.empty()) unconnected_.back().second = std::min(unconnected_.back().second, n_);
-    nonfinite_ = f.nonfinite;
+    careful_ = f.careful;
     swept_ = std::min(swept_, n_);
     if (origins_.size() > std::size_t{n_} + 1) origins_.resize(std::size_t{n_} + 1);
   }
@@ -1068,7 +1072,7 @@ class tape {
   detail::statement_arena<detail::stored_index, T> arena_;
   index_type n_ = 0;
   epoch_type epoch_ = 0;
-  bool nonfinite_ = false;
+  bool careful_ = false;  // sweeps follow reachability: a non-finite partial, or a user's backward
   bool seed_finite_ = true;
   bool track_reached_ = false;
   index_type swept_ = 0;
