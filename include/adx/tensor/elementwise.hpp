@@ -96,6 +96,15 @@ struct tensor_leaf {
   };
   [[no_unique_address]] std::conditional_t<is_reverse_v<S>, kept_values, std::tuple<>> kept{};
 
+  explicit tensor_leaf(tensor<S> x) noexcept : t(std::move(x)) {}
+  /// A copy or a move takes the tensor only: the rest is bind()'s, and evaluation binds the
+  /// expression it evaluates. (An expression is moved once per level of the tree it goes into,
+  /// so its leaves are: the reads' state is not carried along.)
+  tensor_leaf(tensor_leaf const& o) : t(o.t) {}
+  tensor_leaf(tensor_leaf&& o) noexcept : t(std::move(o.t)) {}
+  tensor_leaf& operator=(tensor_leaf const&) = delete;
+  tensor_leaf& operator=(tensor_leaf&&) = delete;
+
   adx::shape const& shape() const noexcept { return t.shape(); }
   bool flat_readable(adx::shape const& out) const noexcept { return t.size() == 1 || t.shape() == out; }
   std::size_t row_period(adx::shape const& out) const noexcept {
@@ -278,10 +287,11 @@ class tensor_expr : public detail::tensor_tag {
  private:
   void set_shape() {
     ops_.apply([&](auto const&... op) {
-      // rank-0 operands (scalars) change nothing, operands of the same shape neither: the
-      // broadcast is computed only where shapes differ
+      // rank-0 operands (scalars) change nothing, operands of the same shape neither, and the
+      // first of rank > 0 is taken as it is: the broadcast is computed only where shapes differ
       auto fold = [&](adx::shape const& s) {
-        if (s.rank() != 0 && !(s == shape_)) shape_ = broadcast_shapes(shape_, s, Rule::name);
+        if (s.rank() == 0 || s == shape_) return;
+        shape_ = shape_.rank() == 0 ? s : broadcast_shapes(shape_, s, Rule::name);
       };
       (fold(op.shape()), ...);
     });
@@ -310,7 +320,7 @@ auto wrap_tensor_operand(X&& x) {
   if constexpr (tensor_node<D>)
     return D(std::forward<X>(x));
   else if constexpr (tensor_type<D>)
-    return tensor_leaf<typename D::value_type>{std::forward<X>(x)};
+    return tensor_leaf<typename D::value_type>(tensor<typename D::value_type>(std::forward<X>(x)));
   else if constexpr (ad_expression<D>)
     return scalar_leaf<ad_type_t<D>>{ad_type_t<D>(std::forward<X>(x))};  // evaluated (recorded) once
   else
