@@ -140,10 +140,20 @@ TEST_CASE("concat of var tensors is one node whose outputs are one block, gradie
   auto const s1 = tp.stats();
   CHECK(s1.nodes - s0.nodes == 1);
   CHECK(s1.indices - s0.indices == 18);
-  CHECK(s1.node_bytes - s0.node_bytes == 18 * sizeof(index_type));
+  // rows of 3: each output keeps its source's index (one run of them)
+  using run = detail::copy_node<double>::run;
+  CHECK(s1.node_bytes - s0.node_bytes == 18 * sizeof(index_type) + sizeof(run));
   CHECK(c(1, 0).index() + 17 == c(1, 8).index() + 9);  // one block, row-major
   CHECK(c(1, 5).value() == x0(1, 2));
   CHECK(c(0, 7).value() == 2 * x0(0, 1));
+  // along axis 0 the blocks are three runs of 6, one index each
+  tensor<var<double>> const c0 = concat({y, x, y});  // [6, 3]
+  auto const s2a = tp.stats();
+  CHECK(s2a.node_bytes - s1.node_bytes == 3 * sizeof(run));
+  var<double> const l = sum(c0 * arange(18.0).reshape({6, 3}));  // d/dx: 6..11 + 8..11; d/dy: 0..5 and 12..17
+  backward(l);
+  adx_test::check_values(adjoints(x), {6 + 2 * 0.0 + 2 * 12, 7 + 2 * 1.0 + 2 * 13, 8 + 2 * 2.0 + 2 * 14,
+                                       9 + 2 * 3.0 + 2 * 15, 10 + 2 * 4.0 + 2 * 16, 11 + 2 * 5.0 + 2 * 17});
 
   // constants only: no node; no_grad: the same variables, no node
   auto const s2 = tp.stats();

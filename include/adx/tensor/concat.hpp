@@ -7,6 +7,7 @@
 // backward pass adds each output's adjoint into its source's.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
@@ -21,25 +22,53 @@
 namespace adx {
 namespace detail {
 
-/// The tape node of a concatenation of var<T> tensors: output i is a copy of variable index[i].
+/// The tape node of a concatenation of var<T> tensors: output i is a copy of one variable. The
+/// outputs come in runs: a run copied from a part kept as a block costs one index (consecutive
+/// variables), the others keep each output's source index (adjacent ones make one run). The
+/// backward pass adds each output's adjoint into its source's: a streaming add per block run.
 template <class T>
 struct copy_node final : tape<T>::template node_with_inputs<copy_node<T>> {
+  struct run {
+    index_type at;     ///< the run's first output
+    index_type count;  ///< its outputs
+    index_type first;  ///< a block run's first source variable; 0: the sources are index[at ..]
+  };
   std::size_t n = 0;
-  index_type* index;
-  copy_node(tape<T>& tp, std::size_t elements) : n(elements), index(tp.template node_array<index_type>(elements)) {}
+  std::size_t runs = 0;
+  run* run_list;
+  index_type* index;  ///< the sources of the outputs of element runs (null if there are none)
+  copy_node(tape<T>& tp, std::size_t elements, std::size_t run_count, bool indices)
+      : n(elements),
+        run_list(tp.template node_array<run>(run_count)),
+        index(indices ? tp.template node_array<index_type>(elements) : nullptr) {}
   void backward(T* adj) const override {
     T const* a = adj + this->first;
-    for (std::size_t i = 0; i < n; ++i) adj[index[i]] += a[i];
+    for (std::size_t r = 0; r < runs; ++r) {
+      run const& u = run_list[r];
+      if (u.first != 0) {
+        T* const d = adj + u.first;
+        for (std::size_t k = 0; k < u.count; ++k) d[k] += a[u.at + k];
+      } else {
+        for (std::size_t k = u.at; k < u.at + u.count; ++k) adj[index[k]] += a[k];
+      }
+    }
   }
   template <class F>
   bool for_inputs(F&& f) const {
-    for (std::size_t i = 0; i < n; ++i)
-      if (f(index[i], 1)) return true;
+    for (std::size_t r = 0; r < runs; ++r) {
+      run const& u = run_list[r];
+      if (u.first != 0) {
+        if (f(u.first, u.count)) return true;
+      } else {
+        for (std::size_t k = u.at; k < u.at + u.count; ++k)
+          if (f(index[k], 1)) return true;
+      }
+    }
     return false;
   }
   bool keeps_values(std::uint8_t const*) const override { return false; }  // a copy: every partial is 1
   bool nonfinite() const override { return false; }                        // every partial is 1
-  std::size_t bytes() const noexcept override { return n * sizeof(index_type); }
+  std::size_t bytes() const noexcept override { return runs * sizeof(run) + (index ? n * sizeof(index_type) : 0); }
 };
 
 /// The shape of the concatenation of parts along axis ax (checked: same rank, equal extents
@@ -82,29 +111,59 @@ tensor<S> concat_recorded(std::span<tensor<S> const> parts, shape const& out, st
   std::size_t const n = out.size();
   epoch_type const ep = tp.epoch();
   auto const cp = tp.checkpoint();
-  auto nd = tp.template make_node<copy_node<T>>(tp, n);
-  index_type* const ix = nd->index;
+  std::size_t outer = 1;
+  for (std::size_t d = 0; d < ax; ++d) outer *= out[d];
+  auto const kept_block = [](tensor<S> const& p) {
+    return tensor_access::kept_values(p) != nullptr && tensor_access::block(p).first != 0;
+  };
+  // a block's rows as runs when they are long enough to pay for a run (12 bytes, against 4 for
+  // an output's index); otherwise every output keeps its index
+  std::size_t const run_count = outer * parts.size();
+  bool const block_runs = n >= 4 * run_count;
+  bool const indices = !block_runs || !std::all_of(parts.begin(), parts.end(), kept_block);
+  auto nd = tp.template make_node<copy_node<T>>(tp, n, run_count, indices);
+  auto& node = *nd;
   auto made = make_var_values<S>(n, 0, ep);  // the outputs' values and block, one allocation
   auto& block = made.first;
   T* const v = made.second;
   index_type any_index = 0;
   std::uint64_t stray_epoch = 0;
   std::size_t at = 0;
+  auto add_run = [&](index_type first, std::size_t count) {
+    using run = typename copy_node<T>::run;
+    if (first == 0 && node.runs != 0) {  // adjacent element runs make one
+      run& last = node.run_list[node.runs - 1];
+      if (last.first == 0) {
+        last.count += static_cast<index_type>(count);
+        return;
+      }
+    }
+    node.run_list[node.runs++] = run{static_cast<index_type>(at), static_cast<index_type>(count), first};
+  };
   for_each_concat_run(parts, out, ax, [&](tensor<S> const& p, std::size_t from, std::size_t count) {
-    if (T const* kept = tensor_access::kept_values(p)) {  // a block: variables first + k
+    if (count == 0) return;
+    if (T const* kept = tensor_access::kept_values(p)) {  // values without elements
       var_block const b = tensor_access::block(p);
       std::copy_n(kept + from, count, v + at);
-      for (std::size_t k = 0; k < count; ++k) ix[at + k] = b.first + static_cast<index_type>(from + k);
+      index_type const first = b.first + static_cast<index_type>(from);
+      if (block_runs && b.first != 0) {
+        add_run(first, count);
+      } else {
+        for (std::size_t k = 0; k < count; ++k) node.index[at + k] = first + static_cast<index_type>(k);
+        add_run(0, count);
+      }
       any_index |= b.first;
       stray_epoch |= stray_epoch_bits(b.epoch, ep);
     } else {
       S const* e = p.data() + from;
+      index_type* const ix = node.index + at;
       for (std::size_t k = 0; k < count; ++k) {
         v[at + k] = e[k].val();
-        ix[at + k] = e[k].index();
+        ix[k] = e[k].index();
         any_index |= e[k].index();
         stray_epoch |= stray_epoch_bits(e[k].epoch(), ep);
       }
+      add_run(0, count);
     }
     at += count;
   });
