@@ -175,6 +175,14 @@ TEST_CASE("GradOperation: the flags of api_mindspore_grad_structures") {
   check_values(std::get<0>(one), {20.0});
   auto const nothing = grad_operation<>([] { return 1.0; })();
   static_assert(std::is_same_v<std::remove_cvref_t<decltype(nothing)>, std::tuple<>>);
+  // get_by_list without weights (weights=None): ((input grads...), ()) and, alone, ()
+  auto const [gi, gw] = grad_operation<grad_options{.get_all = true, .get_by_list = true}>(net)(x, y, z);
+  static_assert(std::is_same_v<std::remove_cvref_t<decltype(gw)>, std::tuple<>>);
+  auto const& e = expected_call("GradOperation(get_all=True)(net)(x, y, z)");
+  check_tensor(std::get<0>(gi), tuple_at(e, 0));
+  check_tensor(std::get<2>(gi), tuple_at(e, 2));
+  auto const none_at_all = grad_operation<grad_options{.get_by_list = true}>(net)(x, y, z);
+  static_assert(std::is_same_v<std::remove_cvref_t<decltype(none_at_all)>, std::tuple<>>);
 }
 
 TEST_CASE("seeds 000/001/004: MatMul(x * z, y) through grad and GradOperation") {
@@ -338,6 +346,44 @@ TEST_CASE("value_and_grad, grad of grad, and scalar arguments") {
     CHECK(close(std::get<1>(v), 20.0));
     CHECK(close(g2, 0.0));  // only the first output is differentiated
   }
+}
+
+TEST_CASE("grad and value_and_grad: outputs in nested tuples and std::vectors all contribute, their values come back") {
+  tensor<double> const x{1.0, 2.0}, y{3.0, 4.0};
+  // a list of outputs: d/dx sum(x y + x^2) = y + 2x
+  auto as_list = [](auto const& a, auto const& b) { return std::vector{eval(a * b), eval(a * a)}; };
+  check_values(grad(as_list)(x, y), {5.0, 8.0});
+  auto const [v, g] = value_and_grad(as_list)(x, y);
+  static_assert(std::is_same_v<std::remove_cvref_t<decltype(v)>, std::vector<tensor<double>>>);
+  REQUIRE(v.size() == 2);
+  check_values(v[0], {3.0, 8.0});
+  check_values(v[1], {1.0, 4.0});
+  check_values(g, {5.0, 8.0});
+  // nested: (a b, (a, 2 a)) gives y + 1 + 2, with an expression left unevaluated inside
+  auto nested = [](auto const& a, auto const& b) { return std::make_tuple(eval(a * b), std::make_pair(a, 2.0 * a)); };
+  check_values(grad(nested)(x, y), {6.0, 7.0});
+  // sens for nested outputs: the same structure
+  auto const gs = grad_operation<grad_options{.sens_param = true}>(nested)(
+      x, y,
+      std::make_tuple(tensor<double>{1.0, -1.0}, std::make_pair(tensor<double>{0.5, 0.5}, tensor<double>{2.0, 0.0})));
+  check_values(gs, {3.0 + 0.5 + 4.0, -4.0 + 0.5 + 0.0});
+  auto const gl = grad_operation<grad_options{.sens_param = true}>(as_list)(
+      x, y, std::vector{tensor<double>{1.0, 0.0}, tensor<double>{0.0, 1.0}});
+  check_values(gl, {3.0, 4.0});  // y_0 at element 0, 2 x_1 at element 1
+  CHECK_THROWS_WITH_AS(
+      grad_operation<grad_options{.sens_param = true}>(as_list)(x, y, std::vector{tensor<double>{1.0, 0.0}}),
+      doctest::Contains("sens for output 0 is a list of 1 entries and the output a list of 2"), value_error);
+  // has_aux: the aux outputs, nested, come back as values
+  auto with_aux = [](auto const& a) {
+    return std::make_tuple(sum(a * a), std::make_tuple(eval(2.0 * a), std::vector{eval(3.0 * a)}));
+  };
+  auto const [ga, aux] = grad(with_aux, position<0>, none, has_aux)(x);
+  check_values(ga, {2.0, 4.0});
+  auto const& inner = std::get<0>(aux);
+  static_assert(std::is_same_v<std::remove_cvref_t<decltype(std::get<0>(inner))>, tensor<double>>);
+  check_values(std::get<0>(inner), {2.0, 4.0});
+  REQUIRE(std::get<1>(inner).size() == 1);
+  check_values(std::get<1>(inner)[0], {3.0, 6.0});
 }
 
 TEST_CASE("parameters: aliases, assign, stale recordings refreshed, weights used in several layers") {

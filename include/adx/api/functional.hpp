@@ -179,6 +179,11 @@ S output_element(E const& e) {
 /// f's result evaluated: expressions recorded or computed into their scalar or tensor.
 template <class Y>
 auto evaluated(Y&& y) {
+  using A = std::remove_cvref_t<decltype(to_active(y))>;
+  static_assert(std::is_arithmetic_v<element_of<A>> || ad_scalar<element_of<A>>,
+                "adx: the functional transforms (jacobian, hessian, jvp, hvp, jacfwd, jacrev) take a function "
+                "with one output: a scalar, or a std::vector or tensor of scalars (for several outputs, one call "
+                "per output, or adx::vjp / adx::jvp for MindSpore's tuples)");
   return to_active(y);
 }
 

@@ -200,42 +200,122 @@ auto lift(X const& x) {
   }
 }
 
-/// A value with the tape level S taken off (outputs returned as values, aux outputs).
-template <class S, class X>
-auto output_value(X const& x0) {
-  auto const x = to_active(x0);
-  using A = std::remove_cvref_t<decltype(x)>;
-  if constexpr (std::is_same_v<A, var<S>>)
-    return x.value();
-  else if constexpr (std::is_same_v<A, tensor<var<S>>>)
-    return x.values();
-  else
-    return x;
-}
-
 template <class X>
 struct is_tuple_like : std::false_type {};
 template <class... X>
 struct is_tuple_like<std::tuple<X...>> : std::true_type {};
 template <class A, class B>
 struct is_tuple_like<std::pair<A, B>> : std::true_type {};
+template <class X>
+struct is_pair : std::false_type {};
+template <class A, class B>
+struct is_pair<std::pair<A, B>> : std::true_type {};
 
-/// fn's outputs as a std::tuple.
+/// Applies f to each element of a std::tuple, std::pair or std::vector output, keeping the
+/// structure (the element type of a vector may change).
+template <class X, class F>
+auto map_output(X const& x, F&& f) {
+  if constexpr (is_pair<X>::value) {
+    return std::make_pair(f(x.first), f(x.second));
+  } else if constexpr (is_tuple_like<X>::value) {
+    return std::apply([&](auto const&... e) { return std::make_tuple(f(e)...); }, x);
+  } else {
+    std::vector<std::remove_cvref_t<decltype(f(x.front()))>> r;
+    r.reserve(x.size());
+    for (auto const& e : x) r.push_back(f(e));
+    return r;
+  }
+}
+template <class W, std::size_t M>
+constexpr bool is_tuple_of_size() {
+  if constexpr (is_tuple_like<W>::value)
+    return std::tuple_size_v<W> == M;
+  else
+    return false;
+}
+template <class X>
+inline constexpr bool is_output_structure = is_tuple_like<X>::value || is_std_vector<X>::value;
+
+/// An output of fn with every expression in it evaluated (recorded), also inside nested
+/// tuples, pairs and std::vectors.
+template <class X>
+auto active_output(X const& x) {
+  if constexpr (is_output_structure<X>)
+    return map_output(x, [](auto const& e) { return active_output(e); });
+  else
+    return to_active(x);
+}
+
+/// A value with the tape level S taken off (outputs returned as values, aux outputs), also
+/// inside nested tuples, pairs and std::vectors: nothing returned refers to the call's
+/// recording, which has ended.
+template <class S, class X>
+auto output_value(X const& x0) {
+  if constexpr (is_output_structure<X>) {
+    return map_output(x0, [](auto const& e) { return output_value<S>(e); });
+  } else {
+    auto const x = to_active(x0);
+    using A = std::remove_cvref_t<decltype(x)>;
+    if constexpr (std::is_same_v<A, var<S>>)
+      return x.value();
+    else if constexpr (std::is_same_v<A, tensor<var<S>>>)
+      return x.values();
+    else
+      return x;
+  }
+}
+
+/// fn's outputs as a std::tuple (one entry per top-level output).
 template <class O>
 auto outputs_tuple(O&& o) {
   if constexpr (is_tuple_like<std::remove_cvref_t<O>>::value)
-    return std::apply([](auto&&... e) { return std::make_tuple(to_active(e)...); }, o);
+    return std::apply([](auto&&... e) { return std::make_tuple(active_output(e)...); }, o);
   else
-    return std::make_tuple(to_active(o));
+    return std::make_tuple(active_output(o));
 }
 
-/// Seeds the sweep with output y weighted by w (ones when w is absent); y not active at level
-/// S (a constant of fn) adds nothing.
+/// The sens of an output when sens_param is off: ones.
+struct no_sens {};
+
+/// Seeds the sweep with output y weighted by w (ones for no_sens); y not active at level S (a
+/// constant of fn) adds nothing. A tuple, pair or std::vector output contributes each of its
+/// elements (nested too), and its sens has the same structure. k: the top-level output, for
+/// messages.
 template <class S, class Y, class Wt>
 void seed_output(sweep_plan<S>& plan, Y const& y, Wt const* w, std::size_t k) {
-  if constexpr (std::is_same_v<Y, var<S>>) {
+  constexpr bool weighted = !std::is_same_v<Wt, no_sens>;
+  if constexpr (is_tuple_like<Y>::value) {
+    constexpr std::size_t m = std::tuple_size_v<Y>;
+    if constexpr (weighted) {
+      static_assert(is_tuple_of_size<Wt, m>(),
+                    "adx: the sens for a tuple (or pair) output must be a std::tuple (or std::pair) with one entry "
+                    "per element of the output");
+      [&]<std::size_t... J>(std::index_sequence<J...>) {
+        (seed_output<S, std::tuple_element_t<J, Y>, std::tuple_element_t<J, Wt>>(plan, std::get<J>(y), &std::get<J>(*w),
+                                                                                 k),
+         ...);
+      }
+      (std::make_index_sequence<m>{});
+    } else {
+      [&]<std::size_t... J>(std::index_sequence<J...>) {
+        (seed_output<S, std::tuple_element_t<J, Y>, no_sens>(plan, std::get<J>(y), nullptr, k), ...);
+      }
+      (std::make_index_sequence<m>{});
+    }
+  } else if constexpr (is_std_vector<Y>::value) {
+    if constexpr (weighted) {
+      static_assert(is_std_vector<Wt>::value, "adx: the sens for a std::vector output must be a std::vector");
+      if (w->size() != y.size())
+        throw value_error("adx: sens for output " + std::to_string(k) + " is a list of " + std::to_string(w->size()) +
+                          " entries and the output a list of " + std::to_string(y.size()));
+      for (std::size_t i = 0; i < y.size(); ++i)
+        seed_output<S, typename Y::value_type, typename Wt::value_type>(plan, y[i], &(*w)[i], k);
+    } else {
+      for (auto const& e : y) seed_output<S, typename Y::value_type, no_sens>(plan, e, nullptr, k);
+    }
+  } else if constexpr (std::is_same_v<Y, var<S>>) {
     S wk = constant<S>(1);
-    if (w) {
+    if constexpr (weighted) {
       if constexpr (std::is_same_v<Wt, tensor<S>>) {
         if (w->size() != 1)
           throw value_error("adx: sens for output " + std::to_string(k) + " has shape " + w->shape().str() +
@@ -247,7 +327,7 @@ void seed_output(sweep_plan<S>& plan, Y const& y, Wt const* w, std::size_t k) {
     }
     if (y.index()) plan.seeds.emplace_back(y, wk);
   } else if constexpr (std::is_same_v<Y, tensor<var<S>>>) {
-    if (w) {
+    if constexpr (weighted) {
       if constexpr (std::is_same_v<Wt, tensor<S>>) {
         if (w->shape() != y.shape())
           throw value_error("adx: sens for output " + std::to_string(k) + " has shape " + w->shape().str() +
@@ -259,12 +339,15 @@ void seed_output(sweep_plan<S>& plan, Y const& y, Wt const* w, std::size_t k) {
     for (std::size_t i = 0; i < y.size(); ++i)
       if (y.data()[i].index()) {
         S wk = constant<S>(1);
-        if constexpr (std::is_same_v<Wt, tensor<S>>)
-          if (w) wk = w->data()[i];
+        if constexpr (weighted) wk = w->data()[i];
         plan.seeds.emplace_back(y.data()[i], wk);
       }
+  } else {
+    static_assert(std::is_arithmetic_v<Y> || tensor_type<Y> || ad_scalar<Y>,
+                  "adx: grad: fn returned an output that is not a number, a tensor, an AD scalar, or a std::tuple, "
+                  "std::pair or std::vector of them; such an output cannot be differentiated");
+    // a constant of fn (a number, a tensor of numbers, an argument passed through) adds nothing
   }
-  // any other output (a constant of fn, an argument passed through) contributes nothing
 }
 
 /// Pushes a recording on tape<S> alone for the call (the tapes below keep what the sweep
@@ -363,7 +446,7 @@ auto differentiate(F const& fn, W const& weights, SensT const* sens, std::index_
     constexpr std::size_t K = decltype(k)::value;
     using Y = std::tuple_element_t<K, decltype(outs)>;
     if constexpr (std::is_same_v<SensT, void>) {
-      seed_output<S, Y, tensor<S>>(plan, std::get<K>(outs), nullptr, K);
+      seed_output<S, Y, no_sens>(plan, std::get<K>(outs), nullptr, K);
     } else if constexpr (is_tuple_like<SensT>::value) {
       static_assert(std::tuple_size_v<SensT> == n_out, "adx: sens must have one entry per output of fn");
       auto const& w = std::get<K>(*sens);
@@ -526,11 +609,9 @@ class grad_operation_function {
 
 template <grad_options O>
 struct grad_operation_t {
+  /// Without weights (MindSpore's weights=None): get_by_list gives () for the weights' part.
   template <class F>
   auto operator()(F fn) const {
-    static_assert(!O.get_by_list,
-                  "adx: GradOperation(get_by_list=True) needs the weights: grad_operation<...>(fn, "
-                  "weights)");
     return grad_operation_function<O, F, none_t>(std::move(fn), none);
   }
   template <class F, class W>
