@@ -154,7 +154,7 @@ TEST_CASE("gradients: argument errors") {
   tensor<var<double>> u = t * t;
   CHECK(adx_test::error_message([&] {
           gradients(u, t, {tensor<double>{1.0, 2.0, 3.0}});
-        }) == "adx: gradients: grad_ys[0] has a shape incompatible with ys[0]");
+        }) == "adx: gradients: grad_ys[0] has shape [3], incompatible with ys[0] of shape [2]");
   for (auto m : {aggregation_method::add_n, aggregation_method::experimental_tree,
                  aggregation_method::experimental_accumulate_n})
     CHECK(*gradients(y, a, {}, {}, unconnected_gradients::none, m)[0] == 2.0);
@@ -175,11 +175,12 @@ TEST_CASE("gradients: stop_gradients must be live variables of the same tape") {
   CHECK_THROWS_AS(gradients(c, std::vector{a}, {}, stop_list{stale}), stale_variable_error);
   CHECK(*gradients(c, std::vector{a}, {}, stop_list{b})[0] == std::sin(9.0));  // a live stop: partial derivative
   CHECK(close(*gradients(c, std::vector{a})[0], 2 * 9.0 * std::cos(9.0) + std::sin(9.0)));
-  // a var of another tape (here the value type var<double>'s): named, not ignored
-  tape_scope<var<var<double>>> other_scope;
-  var<var<double>> other = 2.0;
+  // a var of another tape (here float's): named, not ignored
+  tape_scope<var<float>> other_scope;
+  var<float> other = 2.0f;
   CHECK(adx_test::error_message([&] { gradients(c, std::vector{a}, {}, stop_list{other}); }) ==
-        "adx: gradients: a stop_gradients entry belongs to another tape (another scalar type, or another thread's)");
+        "adx: gradients: a stop_gradients entry belongs to another tape (another scalar type, a lower nesting level "
+        "than ys, or another thread's)");
   // another thread's var: stale here
   var<double> foreign;
   std::thread([&] {
@@ -187,6 +188,25 @@ TEST_CASE("gradients: stop_gradients must be live variables of the same tape") {
     foreign = var<double>(5.0);
   }).join();
   CHECK_THROWS_AS(gradients(c, std::vector{a}, {}, stop_list{foreign}), stale_variable_error);
+}
+
+TEST_CASE("gradients: a stop_gradients variable of a nested type is taken at the outputs' level, as xs are") {
+  tape_scope<var<var<double>>> scope;
+  var<var<double>> a = 2.0, b = 3.0;
+  var<var<double>> c = a * a;
+  auto const g1 = gradients(c * b, std::vector{a, b});  // [2ab, a^2] as var<double>
+  REQUIRE(g1[1]);
+  // d(a^2)/da through c, stopped at c: None for a, 1 for c (c lowered to its value, as xs are)
+  auto const g2 = gradients(*g1[1], std::vector{a, c}, {}, stop_list{c});
+  CHECK(!g2[0]);
+  REQUIRE(g2[1]);
+  CHECK(*g2[1] == 1.0);
+  // and the same with the lowered variable given, and without the stop
+  auto const g3 = gradients(*g1[1], std::vector{a, c}, {}, stop_list{c.value()});
+  CHECK(!g3[0]);
+  auto const g4 = gradients(*g1[1], std::vector{a});
+  REQUIRE(g4[0]);
+  CHECK(*g4[0] == 4.0);
 }
 
 TEST_CASE("autograd::grad: seed 001, grad_outputs, create_graph, retain_graph, allow_unused") {

@@ -182,7 +182,9 @@ typename XA::grad read_adjoints(tape<T> const& tp, X const& x, bool create_graph
 /// A list of tensors or scalars that tf.gradients treats as constants (its stop_gradients):
 /// their own gradient is collected but nothing flows on to what they were computed from. Each
 /// variable is kept with its recording and its tape, so that gradients() can refuse one that is
-/// stale or belongs to another tape (its index could name another statement by then).
+/// stale or belongs to another tape (its index could name another statement by then). A
+/// variable of a nested type (var<var<T>>) is kept at each of its levels, as one group:
+/// gradients() takes the level its outputs are recorded at, as it does for xs.
 class stop_list {
  public:
   stop_list() = default;
@@ -195,19 +197,24 @@ class stop_list {
       for (auto const& e : x) add(e);
     } else {
       using A = detail::active_of<X>;
-      void const* const tp = &tape<value_type_t<typename A::element>>::current();
-      for (std::size_t i = 0; i < A::size(x); ++i) {
-        auto const& e = A::at(x, i);
-        if (e.index() != 0) entries.push_back({e.index(), e.epoch(), tp});
-      }
+      for (std::size_t i = 0; i < A::size(x); ++i) add_levels(A::at(x, i), groups_++);
     }
   }
   struct entry {
     index_type index;
     epoch_type epoch;
-    void const* tape;  ///< the thread's tape of the variable's value type when it was added
+    void const* tape;   ///< the thread's tape of the variable's value type when it was added
+    std::size_t group;  ///< the variable it is a level of
   };
   std::vector<entry> entries;
+
+ private:
+  template <class V>
+  void add_levels(V const& v, std::size_t group) {
+    if (v.index() != 0) entries.push_back({v.index(), v.epoch(), &tape<value_type_t<V>>::current(), group});
+    if constexpr (ad_scalar<value_type_t<V>>) add_levels(v.value(), group);
+  }
+  std::size_t groups_ = 0;
 };
 
 /// tf.gradients: the list (one entry per x) of sum over ys of grad_ys-weighted dy/dx, or an
@@ -236,14 +243,17 @@ auto gradients(Y const& ys, X const& xs,
   plan.stop_unconnected = true;  // TensorFlow's Floor, Ceil and Round have no gradient
   for (std::size_t k = 0; k < ylist.size(); ++k) {
     auto const& y = ylist[k];
-    if (!grad_ys.empty() && YA::shape_of(y) != [&] {
-          if constexpr (tensor_type<typename YA::grad>)
-            return grad_ys[k].shape();
-          else
-            return shape{};
-        }())
-      throw value_error("adx: gradients: grad_ys[" + std::to_string(k) + "] has a shape incompatible with ys[" +
-                        std::to_string(k) + "]");
+    if (!grad_ys.empty()) {
+      shape const gs = [&] {
+        if constexpr (tensor_type<typename YA::grad>)
+          return grad_ys[k].shape();
+        else
+          return shape{};
+      }();
+      if (YA::shape_of(y) != gs)
+        throw value_error("adx: gradients: grad_ys[" + std::to_string(k) + "] has shape " + gs.str() +
+                          ", incompatible with ys[" + std::to_string(k) + "] of shape " + YA::shape_of(y).str());
+    }
     for (std::size_t i = 0; i < YA::size(y); ++i) {
       T w = detail::constant<T>(1);
       if (!grad_ys.empty()) {
@@ -256,13 +266,21 @@ auto gradients(Y const& ys, X const& xs,
     }
   }
   auto& tp = tape<T>::current();
-  for (auto const& e : stop_gradients.entries) {
-    if (e.tape != &tp)
+  auto const& stops = stop_gradients.entries;
+  for (std::size_t j = 0; j < stops.size();) {  // one group (a variable's levels) at a time
+    std::size_t end = j;
+    bool found = false;
+    for (; end < stops.size() && stops[end].group == stops[j].group; ++end)
+      if (!found && stops[end].tape == &tp) {
+        tp.check_live(stops[end].epoch);  // stale_variable_error for a var of a recording that ended
+        plan.stops.push_back(stops[end].index);
+        found = true;
+      }
+    if (!found)
       throw value_error(
-          "adx: gradients: a stop_gradients entry belongs to another tape (another scalar type, or another "
-          "thread's)");
-    tp.check_live(e.epoch);  // stale_variable_error for a var of a recording that ended
-    plan.stops.push_back(e.index);
+          "adx: gradients: a stop_gradients entry belongs to another tape (another scalar type, a lower nesting "
+          "level than ys, or another thread's)");
+    j = end;
   }
   plan.run();
 
