@@ -161,6 +161,18 @@ TEST_CASE("tensor: softmax and log_softmax over an empty axis") {
   CHECK(log_softmax(v, 1).shape() == shape{2, 0});
 }
 
+TEST_CASE("tensor: values() of a tensor of numbers is a copy, as generic code expects") {
+  tensor<double> const a{{1.5, -2.0}, {0.25, 8.0}};
+  tensor<double> v = a.values();
+  CHECK(v.shape() == a.shape());
+  adx_test::check_values(v, {1.5, -2.0, 0.25, 8.0}, 0.0, 0.0);
+  v(0, 0) = 7.0;
+  CHECK(a(0, 0) == 1.5);
+  tape_scope<var<double>> scope;
+  tensor<var<double>> const x(a);
+  adx_test::check_values(x.values(), {1.5, -2.0, 0.25, 8.0}, 0.0, 0.0);
+}
+
 TEST_CASE("tensor: errors name the operation and the shapes") {
   tensor<double> a = zeros({2, 3}), b = zeros({3, 3});
   auto const message = [](auto&& f) { return adx_test::error_message<shape_error>(f); };
@@ -175,7 +187,13 @@ TEST_CASE("tensor: errors name the operation and the shapes") {
   CHECK(message([&] { (void)a(1); }) == "adx: operator(): 1 indices given for (shape [2, 3])");
   CHECK(message([&] { (void)a.item(); }) == "adx: item: needs a tensor of exactly one element (shape [2, 3])");
   CHECK(message([&] { (void)a.permute({0, 0}); }) == "adx: permute: an axis is repeated (shape [2, 3])");
-  CHECK(message([&] { (void)amax(zeros({0})); }) == "adx: max: reduction over an empty tensor or axis");
+  // each names the function called: amax / amin, or max / min
+  CHECK(message([&] { (void)amax(zeros({0})); }) == "adx: amax: reduction over an empty tensor or axis");
+  CHECK(message([&] { (void)max(zeros({0})); }) == "adx: max: reduction over an empty tensor or axis");
+  CHECK(message([&] { (void)amin(zeros({2, 0}), 1); }) == "adx: amin: reduction over an empty tensor or axis");
+  CHECK(message([&] { (void)min(zeros({2, 0}), 1); }) == "adx: min: reduction over an empty tensor or axis");
+  CHECK(message([&] { (void)amax(a, 2); }) == "adx: amax: axis 2 is out of range for rank 2 (shape [2, 3])");
+  CHECK(message([&] { (void)max(a, -3); }) == "adx: max: axis -3 is out of range for rank 2 (shape [2, 3])");
   CHECK(message([&] {
           (void)tensor<double>({{1.0, 2.0}, {3.0}});
         }) == "adx: tensor: ragged initializer list (rows of different lengths)");

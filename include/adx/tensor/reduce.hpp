@@ -109,9 +109,10 @@ struct prod_reduction {
 template <bool Max>
 struct first_extreme_reduction {
   static constexpr char const* name = Max ? "max" : "min";
+  /// op: the function called, for the message.
   template <class T>
-  static std::size_t position(std::span<T const> x) {
-    if (x.empty()) throw shape_error(std::string("adx: ") + name + ": reduction over an empty tensor or axis");
+  static std::size_t position(std::span<T const> x, char const* op = name) {
+    if (x.empty()) throw shape_error(std::string("adx: ") + op + ": reduction over an empty tensor or axis");
     std::size_t best = 0;
     if (std::isnan(primal_of(x[0]))) return 0;
     for (std::size_t j = 1; j < x.size(); ++j) {
@@ -136,9 +137,11 @@ struct first_extreme_reduction {
 /// gradient is shared evenly between the tied extremes (torch's max() and amax/amin).
 /// Over AD numbers (a nested mode), tied extremes make the value the same reduction of the line
 /// one level down, so that the value's own derivatives share the ties as the partials do (see
-/// max_rule in rules/elementary.hpp).
-template <bool Max>
+/// max_rule in rules/elementary.hpp). Amax: named amax / amin (the messages name the function
+/// called), otherwise max / min.
+template <bool Max, bool Amax = true>
 struct extreme_reduction : first_extreme_reduction<Max> {
+  static constexpr char const* name = Amax ? (Max ? "amax" : "amin") : (Max ? "max" : "min");
   template <class T>
   static std::size_t ties(std::span<T const> x, innermost_t<T> m) {
     std::size_t t = 0;
@@ -147,7 +150,7 @@ struct extreme_reduction : first_extreme_reduction<Max> {
   }
   template <class T>
   static T value(std::span<T const> x) {
-    T const& v = x[first_extreme_reduction<Max>::position(x)];
+    T const& v = x[first_extreme_reduction<Max>::position(x, name)];
     if constexpr (ad_scalar<T>) {
       // NaN: every partial is 0, so the value is a NaN without derivatives (not the NaN element)
       if (std::isnan(primal_of(v))) return constant<T>(primal_of(v));
@@ -658,7 +661,7 @@ ADX_TENSOR_REDUCTION(norm, norm_reduction)
 template <tensor_operand X>
 auto max(X const& x, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
-  return amax(x);
+  return detail::reduce_all<detail::extreme_reduction<true, false>>(x);
 }
 template <tensor_operand X>
 auto max(X const& x, long axis, bool keepdims = false, source_location where = source_location::current()) {
@@ -668,7 +671,7 @@ auto max(X const& x, long axis, bool keepdims = false, source_location where = s
 template <tensor_operand X>
 auto min(X const& x, source_location where = source_location::current()) {
   detail::anomaly_site_guard site(where);
-  return amin(x);
+  return detail::reduce_all<detail::extreme_reduction<false, false>>(x);
 }
 template <tensor_operand X>
 auto min(X const& x, long axis, bool keepdims = false, source_location where = source_location::current()) {
