@@ -259,17 +259,6 @@ auto evaluate_elementwise(E& expr);  // tensor/elementwise.hpp (binds expr to th
 /// A tensor of vars that is one block of variables of one recording: element i has index
 /// first + i. Noted by the operations that make such tensors, forgotten on any write access,
 /// and used to read gradients and to feed products without looking at every element.
-/// S's value type for an AD scalar S, S itself otherwise (tensor::values).
-template <class S>
-struct one_level_down {
-  using type = S;
-};
-template <class S>
-requires ad_scalar<S>
-struct one_level_down<S> {
-  using type = value_type_t<S>;
-};
-
 struct var_block {
   index_type first = 0;  ///< 0: not known to be a block
   epoch_type epoch = 0;
@@ -524,7 +513,7 @@ class tensor : public detail::tensor_tag {
   /// The element values one nesting level down (tensor<double> for tensor<var<double>>); for
   /// a tensor of plain numbers, a copy.
   auto values() const {
-    using V = typename detail::one_level_down<S>::type;
+    using V = std::remove_cvref_t<decltype(detail::value_of(std::declval<S const&>()))>;
     if constexpr (is_reverse_v<S>)
       if (lazy_) {  // shared, copy-on-write; values kept inside the block live as long as it
         V* const v = const_cast<V*>(lazy_->values.get()) + lazy_at_;
