@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstddef>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -136,26 +137,76 @@ struct lane_at {
   std::size_t i, c, count;
 };
 
-/// The values at `at` of a leaf or an expression: a row operand (tensor_leaf::row) is read at
-/// the columns, the others at the elements.
-template <bool Full, class S>
-ADX_ALWAYS_INLINE lanes lane_value(tensor_leaf<S> const& l, lane_at at) noexcept {
-  std::size_t const k = l.row ? at.c : at.i;
+/// What the loops below read of an expression, taken before the loop (lane_view): per leaf its
+/// values' address and how it is read, per node its operands' views. The loops store vectors,
+/// and a vector store may alias anything (the intrinsics' vector types are may_alias), so fields
+/// read from the expression's leaves inside a loop are read again at every step: six loads and
+/// three branches per four elements in matmul_grad_32's fused sum (session 27). A view is a
+/// local whose address never escapes, so its fields stay in registers.
+/// A tensor operand; Active: its elements are the variables the loop records (type R).
+template <bool Active>
+struct lane_leaf_view {
+  double const* p = nullptr;  ///< the values (unless single)
+  double s = 0;               ///< the one value every element reads (single)
+  bool single = false;
+  bool row = false;  ///< read at the columns of a row (tensor_leaf::row)
+};
+/// A scalar operand.
+template <bool Active>
+struct lane_scalar_view {
+  double v;
+};
+/// An expression node: its operands' views.
+template <class Rule, class... V>
+struct lane_expr_view {
+  std::tuple<V...> ops;
+};
+
+/// The view of a leaf or an expression bound for a flat or row read (runs_on_lanes), for
+/// elements of type R.
+template <class R, class S>
+lane_leaf_view<std::is_same_v<S, R> && is_reverse_v<R>> lane_view(tensor_leaf<S> const& l) noexcept {
+  lane_leaf_view<std::is_same_v<S, R> && is_reverse_v<R>> v;
+  v.single = l.single;
+  v.row = l.row;
   if constexpr (is_reverse_v<S>) {
-    if (l.kept.v) return l.single ? lanes(l.kept.v[0]) : load_lanes<Full>(l.kept.v + k, at.count);
-    return lanes(l.e[0].val());  // one element (lane_readable)
+    if (!l.kept.v) {  // one element (lane_readable)
+      v.single = true;
+      v.s = l.e[0].val();
+      return v;
+    }
+    v.p = l.kept.v;
   } else {
-    return l.single ? lanes(l.e[0]) : load_lanes<Full>(l.e + k, at.count);
+    v.p = l.e;
   }
+  if (v.single) v.s = v.p[0];
+  return v;
 }
-template <bool Full, class X>
-ADX_ALWAYS_INLINE lanes lane_value(scalar_leaf<X> const& l, lane_at) noexcept {
-  return lanes(static_cast<double>(value_of(l.v)));
+template <class R, class X>
+lane_scalar_view<std::is_same_v<X, R> && is_reverse_v<R>> lane_view(scalar_leaf<X> const& l) noexcept {
+  return {static_cast<double>(value_of(l.v))};
 }
-template <bool Full, class Rule, class... Ops>
-ADX_ALWAYS_INLINE lanes lane_value(tensor_expr<Rule, Ops...> const& e, lane_at at) {
-  return e.with_operands([&](auto const&... op)
-                             ADX_INLINE_LAMBDA { return evaluate_rule<Rule, lanes>(lane_value<Full>(op, at)...); });
+template <class R, class Rule, class... Ops>
+auto lane_view(tensor_expr<Rule, Ops...> const& e) noexcept {
+  return e.with_operands(
+      [](auto const&... op) { return lane_expr_view<Rule, decltype(lane_view<R>(op))...>{{lane_view<R>(op)...}}; });
+}
+
+/// The values at `at` of a leaf or an expression: a row operand is read at the columns, the
+/// others at the elements.
+template <bool Full, bool A>
+ADX_ALWAYS_INLINE lanes lane_value(lane_leaf_view<A> const& l, lane_at at) noexcept {
+  return l.single ? lanes(l.s) : load_lanes<Full>(l.p + (l.row ? at.c : at.i), at.count);
+}
+template <bool Full, bool A>
+ADX_ALWAYS_INLINE lanes lane_value(lane_scalar_view<A> const& l, lane_at) noexcept {
+  return lanes(l.v);
+}
+template <bool Full, class Rule, class... V>
+ADX_ALWAYS_INLINE lanes lane_value(lane_expr_view<Rule, V...> const& e, lane_at at) {
+  return std::apply([&](auto const&... op)
+                        ADX_INLINE_LAMBDA { return evaluate_rule<Rule, lanes>(lane_value<Full>(op, at)...); },
+                    e.ops);
 }
 
 // ---- values and partials: the element expression on lanes ------------------------------
@@ -244,26 +295,26 @@ ADX_ALWAYS_INLINE auto make_lane_node(A const& a, B const& b) {
   return lane_node2<Rule, A, B>(a, b);
 }
 
-/// The element expression at `at` on lanes, R the element type: a tensor of R
-/// or an R is active, anything else constant.
-template <class R, bool Full, class S>
-ADX_ALWAYS_INLINE auto lane_tree(tensor_leaf<S> const& l, lane_at at) {
-  if constexpr (std::is_same_v<S, R> && is_reverse_v<R>)
+/// The element expression at `at` on lanes: an active leaf is a variable, any other a
+/// constant.
+template <bool Full, bool A>
+ADX_ALWAYS_INLINE auto lane_tree(lane_leaf_view<A> const& l, lane_at at) {
+  if constexpr (A)
     return lane_variable{lane_value<Full>(l, at)};
   else
     return lane_constant{lane_value<Full>(l, at)};
 }
-template <class R, bool Full, class X>
-ADX_ALWAYS_INLINE auto lane_tree(scalar_leaf<X> const& l, lane_at at) {
-  if constexpr (std::is_same_v<X, R> && is_reverse_v<R>)
+template <bool Full, bool A>
+ADX_ALWAYS_INLINE auto lane_tree(lane_scalar_view<A> const& l, lane_at at) {
+  if constexpr (A)
     return lane_variable{lane_value<Full>(l, at)};
   else
     return lane_constant{lane_value<Full>(l, at)};
 }
-template <class R, bool Full, class Rule, class... Ops>
-ADX_ALWAYS_INLINE auto lane_tree(tensor_expr<Rule, Ops...> const& e, lane_at at) {
-  return e.with_operands([&](auto const&... op)
-                             ADX_INLINE_LAMBDA { return make_lane_node<Rule>(lane_tree<R, Full>(op, at)...); });
+template <bool Full, class Rule, class... V>
+ADX_ALWAYS_INLINE auto lane_tree(lane_expr_view<Rule, V...> const& e, lane_at at) {
+  return std::apply(
+      [&](auto const&... op) ADX_INLINE_LAMBDA { return make_lane_node<Rule>(lane_tree<Full>(op, at)...); }, e.ops);
 }
 
 /// Receives the partials of elements i..i+count from a lane tree's push, for an
@@ -341,9 +392,10 @@ template <class R, class Writer, class E, class T>
 bool record_on_lanes(E const& expr, std::size_t period, T* partial, T* v, std::size_t n) {
   if constexpr (lane_ready<R, E>) {
     if (!runs_on_lanes<R>(expr, period)) return false;
+    auto const view = lane_view<R>(expr);
     for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
       constexpr bool Full = decltype(full)::value;
-      auto const e = lane_tree<R, Full>(expr, at);
+      auto const e = lane_tree<Full>(view, at);
       lane_writer<Writer, Full> w{partial, n, at.i, at.count};
       e.push(w);
       store_lanes<Full>(e.val(), v + at.i, at.count);
@@ -361,9 +413,10 @@ bool reduce_on_lanes(E const& expr, std::size_t period, T* partial, std::size_t 
     if (!runs_on_lanes<R>(expr, period)) return false;
     auto local = sums;  // in registers through the loop
     lane_sums acc(s);
+    auto const view = lane_view<R>(expr);
     for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
       constexpr bool Full = decltype(full)::value;
-      auto const e = lane_tree<R, Full>(expr, at);
+      auto const e = lane_tree<Full>(view, at);
       lane_writer<Writer, Full> w{partial, n, at.i, at.count, local};
       e.push(w);
       local = w.sum;
@@ -381,9 +434,10 @@ bool reduce_on_lanes(E const& expr, std::size_t period, T* partial, std::size_t 
 template <class R, class E, class T>
 void fill_on_lanes(E const& expr, std::size_t period, T* out, std::size_t n) {
   if constexpr (lane_ready<R, E>) {
+    auto const view = lane_view<R>(expr);
     for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
       constexpr bool Full = decltype(full)::value;
-      store_lanes<Full>(lane_value<Full>(expr, at), out + at.i, at.count);
+      store_lanes<Full>(lane_value<Full>(view, at), out + at.i, at.count);
     });
   } else {
     (void)expr, (void)period, (void)out, (void)n;
@@ -395,9 +449,10 @@ bool sum_on_lanes(E const& expr, std::size_t period, std::size_t n, eight_sums<T
   if constexpr (lane_ready<R, E>) {
     if (!runs_on_lanes<R>(expr, period)) return false;
     lane_sums acc(s);
+    auto const view = lane_view<R>(expr);
     for_each_lanes(n, period, [&](auto full, lane_at at) ADX_INLINE_LAMBDA {
       constexpr bool Full = decltype(full)::value;
-      acc.template add<Full>(at, lane_value<Full>(expr, at));
+      acc.template add<Full>(at, lane_value<Full>(view, at));
     });
     acc.store(s);
     return true;
