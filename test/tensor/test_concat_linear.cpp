@@ -640,3 +640,22 @@ TEST_CASE(
   CHECK_THROWS_AS((void)log_softmax(stale, 1), stale_variable_error);
   CHECK_THROWS_AS((void)sum(stale, 0), stale_variable_error);
 }
+
+TEST_CASE("concat: a part kept as values with no block (constants) sends no adjoint anywhere") {
+  // No operation makes such a part today (a node whose outputs are all constants returns plain
+  // elements); concat still must not read its offsets as variables. Short parts, so that every
+  // output keeps its source index.
+  tape_scope<var<double>> scope;
+  tensor<var<double>> const x{1.5, -2.0};  // variables 1 and 2 of this recording
+  auto const made = detail::make_var_values<var<double>>(2, 0, tape<double>::current().epoch());
+  made.second[0] = 3.0;
+  made.second[1] = 4.0;
+  tensor<var<double>> const c = detail::tensor_access::from_block<var<double>>(shape{2}, made.first);
+  tensor<var<double>> const y = concat({c, x, c});
+  var<double> const l = sum(y * y);
+  CHECK(l.value() == 2 * (9.0 + 16.0) + 2.25 + 4.0);
+  backward(l);
+  tensor<double> const g = adjoints(x);
+  CHECK(g[0] == 3.0);  // 2 x, and nothing from the constants' outputs 0 and 1
+  CHECK(g[1] == -4.0);
+}

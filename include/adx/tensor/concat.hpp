@@ -149,7 +149,9 @@ tensor<S> concat_recorded(std::span<tensor<S> const> parts, shape const& out, st
       if (block_runs && b.first != 0) {
         add_run(first, count);
       } else {
-        for (std::size_t k = 0; k < count; ++k) node.index[at + k] = first + static_cast<index_type>(k);
+        // a kept block of constants (first 0, which no operation makes today) keeps index 0
+        for (std::size_t k = 0; k < count; ++k)
+          node.index[at + k] = b.first != 0 ? first + static_cast<index_type>(k) : 0;
         add_run(0, count);
       }
       any_index |= b.first;
