@@ -81,20 +81,22 @@ constexpr std::size_t join_rows(std::size_t a, std::size_t b) noexcept {
 template <class S>
 struct tensor_leaf {
   tensor<S> t;
-  stride_array bst{};
-  bool single = false;
-  bool row = false;      // read as a row (read_plan): element c of a row
-  S const* e = nullptr;  // t's elements, from bind(), unless t is kept as values
+  // How the leaf is read: bind() sets these before any read (left uninitialised until then:
+  // an expression's leaves are moved once per level of its tree, so every byte set here counts)
+  stride_array bst;  // strided reads only
+  bool single;
+  bool row;    // read as a row (read_plan): element c of a row
+  S const* e;  // t's elements, from bind(), unless t is kept as values
   struct kept_values {
-    value_type_t<S> const* v = nullptr;
-    index_type first = 0;
-    epoch_type epoch = 0;
+    value_type_t<S> const* v;  // null: t is not kept as values
+    index_type first;
+    epoch_type epoch;
     /// For value_row (set by a linear node's evaluation): element k's value is read[k * step]
     /// (read[c] for a row).
-    value_type_t<S> const* read = nullptr;
-    std::size_t step = 0;
+    value_type_t<S> const* read;
+    std::size_t step;
   };
-  [[no_unique_address]] std::conditional_t<is_reverse_v<S>, kept_values, std::tuple<>> kept{};
+  [[no_unique_address]] std::conditional_t<is_reverse_v<S>, kept_values, std::tuple<>> kept;
 
   explicit tensor_leaf(tensor<S> x) noexcept : t(std::move(x)) {}
   /// A copy or a move takes the tensor only: the rest is bind()'s, and evaluation binds the
@@ -123,9 +125,11 @@ struct tensor_leaf {
     if constexpr (is_reverse_v<S>) {
       if (auto const* v = tensor_access::kept_values(t)) {
         var_block const b = tensor_access::block(t);
-        kept = {v, b.first, b.epoch};
+        kept = {v, b.first, b.epoch, nullptr, 0};
+        e = nullptr;
         return;
       }
+      kept = {nullptr, 0, 0, nullptr, 0};
     }
     e = std::as_const(t).data();  // const: reading must not copy a shared buffer
   }
