@@ -4,8 +4,10 @@
 // against unfused evaluation.
 #include <adx/adx.hpp>
 #include <limits>
+#include <new>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -199,6 +201,76 @@ TEST_CASE("tensor: errors name the operation and the shapes") {
         }) == "adx: tensor: ragged initializer list (rows of different lengths)");
   CHECK(message([&] { (void)dot(zeros({2}), zeros({3})); }) ==
         "adx: dot: needs two rank-1 tensors of the same length (shapes [2] and [3])");
+}
+
+TEST_CASE("tensor: shapes naming more elements than exist are errors, not wrapped counts") {
+  auto const message = [](auto&& f) { return adx_test::error_message<shape_error>(f); };
+  std::size_t const big = std::size_t{1} << 32;  // big * big wraps to 0
+  CHECK(message([&] {
+          (void)tensor<double>(shape{big, big});
+        }) == "adx: tensor: more elements than an address space holds (shape [4294967296, 4294967296])");
+  CHECK(message([&] {
+          (void)tensor<double>(shape{big, big}, std::vector<double>{});
+        }) == "adx: tensor: more elements than an address space holds (shape [4294967296, 4294967296])");
+  tensor<double> const t{1.0, 2.0, 3.0, 4.0};
+  long const wraps_to_4 = (1L << 62) + 1;  // * 4 wraps to 4
+  CHECK(message([&] {
+          (void)t.reshape({wraps_to_4, 4});
+        }) == "adx: reshape: more elements than an address space holds (shape [4611686018427387905, 4])");
+  CHECK(message([&] {
+          (void)zeros({0}).reshape({1L << 40, 1L << 40});
+        }) == "adx: reshape: more elements than an address space holds (shape [1099511627776, 1099511627776])");
+  // operations whose result names more elements than its operands: checked before allocating
+  tensor<double> const col = zeros({0}).reshape({0, 1}), row = zeros({0}).reshape({1, 0});
+  CHECK(eval(col + row).shape() == shape{0, 0});  // a zero extent: no elements, whatever the rest
+  CHECK(tensor<double>(shape{0, big, big}).size() == 0);
+  // a byte count that would wrap: std::bad_alloc, not a short buffer
+  CHECK_THROWS_AS((void)tensor<double>(shape{std::size_t{1} << 61}), std::bad_alloc);
+}
+
+TEST_CASE("tensor: slice with a step beyond the extent takes the first element, without overflow") {
+  tensor<double> const t{1.0, 2.0, 3.0, 4.0};
+  tensor<double> const r = t.slice(0, 0, 4, std::numeric_limits<long>::max());
+  CHECK(r.shape() == shape{1});
+  CHECK(r[0] == 1.0);
+  CHECK(t.slice(0, 1, 4, 2).shape() == shape{2});
+  CHECK(t.slice(0, 1, 4, 3).shape() == shape{1});
+  CHECK(t.slice(0, 3, 1).shape() == shape{0});
+  CHECK(t.slice(0, -1, std::numeric_limits<long>::max(), std::numeric_limits<long>::max())[0] == 4.0);
+}
+
+TEST_CASE("tensor: a moved-from tensor is an empty tensor of shape [0]") {
+  tensor<double> a{1.0, 2.0, 3.0};
+  tensor<double> const b = std::move(a);
+  CHECK(b.shape() == shape{3});
+  CHECK(b[2] == 3.0);
+  CHECK(a.shape() == shape{0});  // NOLINT(bugprone-use-after-move): what this checks
+  CHECK(a.size() == 0);
+  CHECK(sum(a) == 0.0);
+  CHECK(eval(a * 2.0).size() == 0);
+  std::ostringstream os;
+  os << a;
+  CHECK(os.str() == "[]");
+  tensor<double> c{5.0};
+  c = std::move(a);  // NOLINT(bugprone-use-after-move)
+  CHECK(c.size() == 0);
+  a = b;  // usable again
+  CHECK(a[1] == 2.0);
+  tensor<double>& same = a;
+  a = std::move(same);  // a self-move keeps the tensor
+  CHECK(a[1] == 2.0);
+
+  tape_scope<var<double>> scope;
+  tensor<var<double>> x{1.0, 2.0};
+  tensor<var<double>> const y = std::move(x);
+  CHECK(x.size() == 0);  // NOLINT(bugprone-use-after-move)
+  var<double> const l = sum(x * x) + sum(y * y);
+  backward(l);
+  CHECK(l.value() == 5.0);
+  tensor<double> const g = adjoints(y);
+  CHECK(g[0] == 2.0);
+  CHECK(g[1] == 4.0);
+  CHECK(adjoints(x).size() == 0);
 }
 
 TEST_CASE("tensor: the seed's MatMul with a broadcast shape-[1] parameter (reference, grad_ys)") {

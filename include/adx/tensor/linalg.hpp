@@ -210,6 +210,7 @@ auto matmul(X const& x, Y const& y, source_location where = source_location::cur
   if (ra == 3 || rb == 3) out.push_back(batch);
   if (ra != 1) out.push_back(M);
   if (rb != 1) out.push_back(N);
+  (void)detail::element_count("matmul", out);  // [n, 1] by [1, m] can name more elements than exist
   return detail::matmul_batched<S>(a2, b2, batch, a2.rank() != 3 && batch > 1, b2.rank() != 3 && batch > 1, M, N, K,
                                    out);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <ostream>
 #include <sstream>
@@ -30,6 +31,13 @@ class shape {
     if (dims.size() > max_rank) throw shape_error("adx: a tensor has at most 8 dimensions");
     rank_ = dims.size();
     std::copy(dims.begin(), dims.end(), dims_.begin());
+  }
+  /// The rank-1 shape [n].
+  static constexpr shape vector(std::size_t n) noexcept {
+    shape s;
+    s.dims_[0] = n;
+    s.rank_ = 1;
+    return s;
   }
   template <class It>
   static shape from(It first, It last) {
@@ -110,6 +118,28 @@ template <class... S>
   throw shape_error(os.str());
 }
 
+/// sh's element count, checked: a count that std::ptrdiff_t cannot hold (the extents' product
+/// taken step by step, so that it never wraps around; any zero extent makes it 0) throws
+/// shape_error naming `op`. Every tensor's count goes through it, and so do the shapes an
+/// operation makes from its operands' (a broadcast, a product) before anything is allocated.
+inline std::size_t element_count(char const* op, shape const& sh) {
+  std::size_t n = 1;
+  bool zero = false, wrapped = false;
+  for (std::size_t d : sh) {  // no division: this runs for every tensor made
+    zero |= d == 0;
+#if defined(__GNUC__) || defined(__clang__)
+    wrapped |= __builtin_mul_overflow(n, d, &n);
+#else
+    wrapped |= d != 0 && n > SIZE_MAX / d;
+    n *= d;
+#endif
+  }
+  if (zero) return 0;
+  if (wrapped || n > static_cast<std::size_t>(PTRDIFF_MAX))
+    throw_shape_error(op, "more elements than an address space holds", sh);
+  return n;
+}
+
 /// Resolves a possibly negative axis against a rank; throws naming the operation if out of range.
 inline std::size_t normalize_axis(char const* op, long axis, shape const& s) {
   long const r = static_cast<long>(s.rank());
@@ -133,6 +163,7 @@ inline shape broadcast_shapes(shape const& a, shape const& b, char const* op = "
     if (da != db && da != 1 && db != 1) detail::throw_shape_error(op, "shapes cannot be broadcast together", a, b);
     out.push_back(da == 1 ? db : da);
   }
+  (void)detail::element_count(op, out);  // [n, 1] and [1, m] can name more elements than exist
   return out;
 }
 

@@ -82,6 +82,7 @@ struct trailing_allocator {
 template <class H, class E, class... A>
 std::pair<std::shared_ptr<H>, E*> make_shared_with_room(std::size_t n, A&&... args) {
   static_assert(alignof(E) <= 64, "adx: a tensor element type aligned beyond a cache line");
+  if (n > static_cast<std::size_t>(PTRDIFF_MAX) / sizeof(E)) throw std::bad_alloc();  // n * sizeof(E) would wrap
   void* where = nullptr;
   auto h = std::allocate_shared<H>(trailing_allocator<H>(n * sizeof(E), &where), std::forward<A>(args)...);
   return {std::move(h), static_cast<E*>(where)};
@@ -274,9 +275,28 @@ class tensor : public detail::tensor_tag {
 
   /// An empty tensor of shape [0].
   tensor() : tensor(adx::shape{0}) {}
+  tensor(tensor const&) = default;
+  tensor& operator=(tensor const&) = default;
+  /// A move leaves the source an empty tensor of shape [0], usable as any other.
+  tensor(tensor&& o) noexcept
+      : shape_(o.shape_), n_(o.n_), data_(std::move(o.data_)), lazy_(std::move(o.lazy_)), lazy_at_(o.lazy_at_) {
+    o.become_empty();
+  }
+  tensor& operator=(tensor&& o) noexcept {
+    if (this != &o) {
+      shape_ = o.shape_;
+      n_ = o.n_;
+      data_ = std::move(o.data_);
+      lazy_ = std::move(o.lazy_);
+      lazy_at_ = o.lazy_at_;
+      o.become_empty();
+    }
+    return *this;
+  }
   /// Shape sh, every element S{} (for var: inactive zeros; use full() or from_values for
   /// independent variables).
-  explicit tensor(adx::shape const& sh) : shape_(sh), n_(sh.size()), data_(detail::allocate<S>(n_)) {}
+  explicit tensor(adx::shape const& sh)
+      : shape_(sh), n_(detail::element_count("tensor", sh)), data_(detail::allocate<S>(n_)) {}
   tensor(adx::shape const& sh, S const& fill) : tensor(sh) { std::fill_n(data_.get(), n_, fill); }
   /// Shape sh holding `values` in row-major order (their count must match).
   tensor(adx::shape const& sh, std::vector<S> const& values) : tensor(sh) {
@@ -429,7 +449,8 @@ class tensor : public detail::tensor_tag {
     return reshape(sh);
   }
   tensor reshape(adx::shape const& sh) const {
-    if (sh.size() != n_) detail::throw_shape_error("reshape", "element counts differ", shape_, sh);
+    if (detail::element_count("reshape", sh) != n_)
+      detail::throw_shape_error("reshape", "element counts differ", shape_, sh);
     tensor r = *this;  // shares the buffer
     r.shape_ = sh;
     return r;
@@ -484,7 +505,7 @@ class tensor : public detail::tensor_tag {
     if (end < 0) end += d;
     begin = std::clamp(begin, 0L, d);
     end = std::clamp(end, begin, d);
-    std::size_t const len = static_cast<std::size_t>((end - begin + step - 1) / step);
+    std::size_t const len = end > begin ? static_cast<std::size_t>((end - begin - 1) / step + 1) : 0;  // no overflow
     adx::shape sh = shape_;
     sh[ax] = len;
     // the result is `outer` runs of len * inner elements (rows of the axes before ax)
@@ -535,9 +556,10 @@ class tensor : public detail::tensor_tag {
   friend class tensor;
   using lazy_type = detail::var_values_of<S>;
 
-  tensor(adx::shape const& sh, std::shared_ptr<S> data) : shape_(sh), n_(sh.size()), data_(std::move(data)) {}
+  tensor(adx::shape const& sh, std::shared_ptr<S> data)
+      : shape_(sh), n_(detail::element_count("tensor", sh)), data_(std::move(data)) {}
   tensor(adx::shape const& sh, std::shared_ptr<lazy_type> lazy, std::size_t at = 0)
-      : shape_(sh), n_(sh.size()), lazy_(std::move(lazy)), lazy_at_(at) {}
+      : shape_(sh), n_(detail::element_count("tensor", sh)), lazy_(std::move(lazy)), lazy_at_(at) {}
 
   template <class U>
   static tensor converted(tensor<U> const& o, source_location where) {
@@ -578,6 +600,15 @@ class tensor : public detail::tensor_tag {
   }
   /// Makes the elements this tensor's own, to be written: a block kept as values gets its
   /// elements (and stops being one), a shared buffer is copied.
+  /// Shape [0] and no elements, without an allocation: the buffer is a non-null address that
+  /// owns nothing (use_count 0: nothing to copy on a write, which writes no element).
+  void become_empty() noexcept {
+    alignas(64) static std::byte nothing[1];
+    shape_ = adx::shape::vector(0);
+    n_ = 0;
+    data_ = std::shared_ptr<S>(std::shared_ptr<S>{}, reinterpret_cast<S*>(nothing));
+    lazy_at_ = 0;
+  }
   void own() {
     if constexpr (is_reverse_v<S>)
       if (lazy_) {
