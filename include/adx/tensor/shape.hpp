@@ -32,12 +32,10 @@ class shape {
     rank_ = dims.size();
     std::copy(dims.begin(), dims.end(), dims_.begin());
   }
-  /// The rank-1 shape [n].
-  static constexpr shape vector(std::size_t n) noexcept {
-    shape s;
-    s.dims_[0] = n;
-    s.rank_ = 1;
-    return s;
+  /// Becomes the rank-1 shape [n] (two stores: the extents past the rank are never read).
+  constexpr void make_vector(std::size_t n) noexcept {
+    dims_[0] = n;
+    rank_ = 1;
   }
   template <class It>
   static shape from(It first, It last) {

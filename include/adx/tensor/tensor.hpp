@@ -278,7 +278,7 @@ class tensor : public detail::tensor_tag {
   tensor(tensor const&) = default;
   tensor& operator=(tensor const&) = default;
   /// A move leaves the source an empty tensor of shape [0], usable as any other.
-  tensor(tensor&& o) noexcept
+  ADX_ALWAYS_INLINE tensor(tensor&& o) noexcept
       : shape_(o.shape_), n_(o.n_), data_(std::move(o.data_)), lazy_(std::move(o.lazy_)), lazy_at_(o.lazy_at_) {
     o.become_empty();
   }
@@ -317,7 +317,7 @@ class tensor : public detail::tensor_tag {
   template <class F>
   requires std::is_invocable_r_v<S, F&, std::size_t>
   static tensor generate(adx::shape const& sh, F&& f) {
-    return tensor(sh, detail::allocate_generated<S>(sh.size(), f));
+    return tensor(sh, detail::allocate_generated<S>(detail::element_count("tensor", sh), f));
   }
   /// A tensor of shape sh of plain numbers written by fill(p), which writes all of p[0..size):
   /// for loops that write several elements at once (tensor/lanes.hpp).
@@ -556,10 +556,10 @@ class tensor : public detail::tensor_tag {
   friend class tensor;
   using lazy_type = detail::var_values_of<S>;
 
-  tensor(adx::shape const& sh, std::shared_ptr<S> data)
-      : shape_(sh), n_(detail::element_count("tensor", sh)), data_(std::move(data)) {}
+  // (the shape comes from a tensor that exists, or is checked by the caller: element_count)
+  tensor(adx::shape const& sh, std::shared_ptr<S> data) : shape_(sh), n_(sh.size()), data_(std::move(data)) {}
   tensor(adx::shape const& sh, std::shared_ptr<lazy_type> lazy, std::size_t at = 0)
-      : shape_(sh), n_(detail::element_count("tensor", sh)), lazy_(std::move(lazy)), lazy_at_(at) {}
+      : shape_(sh), n_(sh.size()), lazy_(std::move(lazy)), lazy_at_(at) {}
 
   template <class U>
   static tensor converted(tensor<U> const& o, source_location where) {
@@ -600,14 +600,12 @@ class tensor : public detail::tensor_tag {
   }
   /// Makes the elements this tensor's own, to be written: a block kept as values gets its
   /// elements (and stops being one), a shared buffer is copied.
-  /// Shape [0] and no elements, without an allocation: the buffer is a non-null address that
-  /// owns nothing (use_count 0: nothing to copy on a write, which writes no element).
-  void become_empty() noexcept {
-    alignas(64) static std::byte nothing[1];
-    shape_ = adx::shape::vector(0);
+  /// After a move: shape [0], no elements, no buffer (data() is null; no code reads an element of
+  /// an empty tensor; lazy_at_ means nothing without lazy_). Three stores: an expression moves
+  /// its leaves' tensors once per level of its tree.
+  ADX_ALWAYS_INLINE void become_empty() noexcept {
+    shape_.make_vector(0);
     n_ = 0;
-    data_ = std::shared_ptr<S>(std::shared_ptr<S>{}, reinterpret_cast<S*>(nothing));
-    lazy_at_ = 0;
   }
   void own() {
     if constexpr (is_reverse_v<S>)
