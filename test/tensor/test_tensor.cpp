@@ -212,6 +212,9 @@ TEST_CASE("tensor: shapes naming more elements than exist are errors, not wrappe
   CHECK(message([&] {
           (void)tensor<double>(shape{big, big}, std::vector<double>{});
         }) == "adx: tensor: more elements than an address space holds (shape [4294967296, 4294967296])");
+  CHECK(message([&] {
+          (void)tensor<double>::generate(shape{big, big}, [](std::size_t) { return 1.0; });
+        }) == "adx: tensor: more elements than an address space holds (shape [4294967296, 4294967296])");
   tensor<double> const t{1.0, 2.0, 3.0, 4.0};
   long const wraps_to_4 = (1L << 62) + 1;  // * 4 wraps to 4
   CHECK(message([&] {
@@ -514,6 +517,51 @@ TEST_CASE("tensor: amax/amin ties and the norm at zero: every nesting level agre
     backward(inner);
     CHECK(tw.data()[0].value().adjoint() == 0.0);
     CHECK(tw.data()[1].value().adjoint() == 0.0);
+  }
+}
+
+TEST_CASE("tensor: the norm's second and third derivatives stay finite for tiny and large x, in every mode") {
+  // ||c x|| = c ||x||, so the Hessian at c x is the Hessian at x over c, the third derivatives
+  // over c^2: with c a power of two the scaled derivatives are the same numbers. At c = 2^-530
+  // the plain sum of squares is subnormal; at 2^-300 the third order's 1 / ||x||^3 is beyond
+  // the doubles.
+  tensor<double> const x{3.0, -4.0};
+  auto hessian_rr = [](tensor<double> const& at) {  // reverse over reverse
+    tape_scope<var<var<double>>> scope;
+    tensor<var<var<double>>> const t(at);
+    var<var<double>> const r = norm(t);
+    backward(r);
+    std::vector<double> h;
+    for (std::size_t i = 0; i < 2; ++i) {
+      var<double> gi = t.data()[i].adjoint();
+      backward(gi);
+      for (std::size_t j = 0; j < 2; ++j) h.push_back(t.data()[j].value().adjoint());
+    }
+    return h;
+  };
+  std::vector<double> const want{16.0 / 125, 12.0 / 125, 12.0 / 125, 9.0 / 125};  // (I - x x^T / 25) / 5
+  for (int k : {0, -530, -300, 300}) {
+    INFO("x scaled by 2^" << k);
+    double const c = std::ldexp(1.0, k);
+    tensor<double> const at = eval(x * c);
+    std::vector<double> const h = hessian_rr(at);
+    tensor<double> const hf = functional::hessian([](auto const& t) { return norm(t); }, at);  // forward over reverse
+    for (std::size_t i = 0; i < 4; ++i) {
+      CHECK(close(h[i] * c, want[i], 1e-14, 0.0));
+      CHECK(close(hf[i] * c, want[i], 1e-14, 0.0));
+    }
+    // third order (var<var<var>>): d/dx0 of H00 = d3 ||x|| / dx0^3 = -3 x0 x1^2 / ||x||^5 (at
+    // 2^-530 that is beyond the doubles)
+    if (k == -530) continue;
+    tape_scope<var<var<var<double>>>> scope;
+    tensor<var<var<var<double>>>> const t(at);
+    var<var<var<double>>> const r = norm(t);
+    backward(r);
+    var<var<double>> g0 = t.data()[0].adjoint();
+    backward(g0);
+    var<double> h00 = t.data()[0].value().adjoint();
+    backward(h00);
+    CHECK(close(t.data()[0].value().value().adjoint() * c * c, -3 * 3.0 * 16.0 / 3125, 1e-13, 0.0));
   }
 }
 

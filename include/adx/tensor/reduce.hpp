@@ -224,13 +224,32 @@ struct norm_reduction {
   template <class T>
   static T value(std::span<T const> x) {
     using std::sqrt;
-    T s = constant<T>(0);
-    for (auto const& v : x) s = s + v * v;
-    // at 0 over AD numbers, sqrt'(0) would make the inner level's derivatives NaN: the norm one
-    // level down has the zero subgradient there as well
-    if constexpr (ad_scalar<T>)
+    if constexpr (ad_scalar<T>) {
+      // Over AD numbers the squares are of x scaled by a power of two near its largest magnitude,
+      // and the root scaled back: the same value wherever the plain sum of squares neither
+      // underflows nor overflows (powers of two scale exactly), and the inner levels'
+      // derivatives (1 / (2 sqrt s), then the higher powers of 1 / ||x||) stay finite for tiny x:
+      // at ||x|| = 1e-160 the plain sum is subnormal and reverse-over-reverse gave -inf.
+      std::remove_cvref_t<decltype(primal_of(x[0]))> big = 0;
+      for (auto const& v : x) big = std::max(big, std::abs(primal_of(v)));
+      int e = 0;
+      if (std::isfinite(big) && big != 0) (void)std::frexp(big, &e);
+      e = std::clamp(e, -1000, 1000);  // 2^-e and 2^e both finite
+      double const down = std::ldexp(1.0, -e), up = std::ldexp(1.0, e);
+      T s = constant<T>(0);
+      for (auto const& v : x) {
+        T const y = to_value<T>(v * down);
+        s = s + y * y;
+      }
+      // at 0, sqrt'(0) would make the inner level's derivatives NaN: the norm one level down
+      // has the zero subgradient there as well
       if (primal_of(s) == 0) return norm(line_tensor(x));
-    return to_value<T>(sqrt(s));
+      return to_value<T>(sqrt(s) * up);
+    } else {
+      T s = constant<T>(0);
+      for (auto const& v : x) s = s + v * v;
+      return to_value<T>(sqrt(s));
+    }
   }
   /// x / ||x||, and zero at ||x|| = 0 (torch's subgradient).
   template <class T>
