@@ -563,6 +563,12 @@ TEST_CASE("tensor: the norm's second and third derivatives stay finite for tiny 
     backward(h00);
     CHECK(close(t.data()[0].value().value().adjoint() * c * c, -3 * 3.0 * 16.0 / 3125, 1e-13, 0.0));
   }
+  {  // float: the scaling stays within float's exponents (x = 7 * 2^-149, the subnormals' grid)
+    tape_scope<var<var<float>>> scope;
+    tensor<var<var<float>>> const t(tensor<float>{std::ldexp(7.0f, -149), std::ldexp(7.0f, -149)});
+    var<var<float>> const r = norm(t);
+    CHECK(r.value().value() == std::ldexp(10.0f, -149));  // sqrt(2) * 7 = 9.9
+  }
 }
 
 // The same for every reduction over all elements, on lines with edges: in dual<dual> with every

@@ -230,12 +230,16 @@ struct norm_reduction {
       // underflows nor overflows (powers of two scale exactly), and the inner levels'
       // derivatives (1 / (2 sqrt s), then the higher powers of 1 / ||x||) stay finite for tiny x:
       // at ||x|| = 1e-160 the plain sum is subnormal and reverse-over-reverse gave -inf.
-      std::remove_cvref_t<decltype(primal_of(x[0]))> big = 0;
+      using P = std::remove_cvref_t<decltype(primal_of(x[0]))>;
+      P big = 0;
       for (auto const& v : x) big = std::max(big, std::abs(primal_of(v)));
       int e = 0;
       if (std::isfinite(big) && big != 0) (void)std::frexp(big, &e);
-      e = std::clamp(e, -1000, 1000);  // 2^-e and 2^e both finite
-      double const down = std::ldexp(1.0, -e), up = std::ldexp(1.0, e);
+      // 2^-e and 2^e finite in P, with room below for the smallest subnormals' squares (double:
+      // |e| <= 1000, float: 104)
+      int const limit = std::numeric_limits<P>::max_exponent - 24;
+      e = std::clamp(e, -limit, limit);
+      P const down = std::ldexp(P(1), -e), up = std::ldexp(P(1), e);
       T s = constant<T>(0);
       for (auto const& v : x) {
         T const y = to_value<T>(v * down);
