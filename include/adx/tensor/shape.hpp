@@ -118,8 +118,9 @@ template <class... S>
 
 /// sh's element count, checked: a count that std::ptrdiff_t cannot hold (the extents' product
 /// taken step by step, so that it never wraps around; any zero extent makes it 0) throws
-/// shape_error naming `op`. Every tensor's count goes through it, and so do the shapes an
-/// operation makes from its operands' (a broadcast, a product) before anything is allocated.
+/// shape_error naming `op`. The shapes a caller gives (tensor's public constructors, generate,
+/// reshape) go through it, and so do the shapes an operation makes from its operands' (a
+/// broadcast, a product) before anything is allocated.
 inline std::size_t element_count(char const* op, shape const& sh) {
   std::size_t n = 1;
   bool zero = false, wrapped = false;

@@ -598,8 +598,6 @@ class tensor : public detail::tensor_tag {
     S* out = data_.get();
     detail::list_fill<S, D>(l, out);
   }
-  /// Makes the elements this tensor's own, to be written: a block kept as values gets its
-  /// elements (and stops being one), a shared buffer is copied.
   /// After a move: shape [0], no elements, no buffer (data() is null; no code reads an element of
   /// an empty tensor; lazy_at_ means nothing without lazy_). Three stores: an expression moves
   /// its leaves' tensors once per level of its tree.
@@ -607,6 +605,8 @@ class tensor : public detail::tensor_tag {
     shape_.make_vector(0);
     n_ = 0;
   }
+  /// Makes the elements this tensor's own, to be written: a block kept as values gets its
+  /// elements (and stops being one), a shared buffer is copied.
   void own() {
     if constexpr (is_reverse_v<S>)
       if (lazy_) {
