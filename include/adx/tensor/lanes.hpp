@@ -146,6 +146,7 @@ struct lane_at {
 /// A tensor operand; Active: its elements are the variables the loop records (type R).
 template <bool Active>
 struct lane_leaf_view {
+  static constexpr bool active = Active;
   double const* p = nullptr;  ///< the values (unless single)
   double s = 0;               ///< the one value every element reads (single)
   bool single = false;
@@ -154,6 +155,7 @@ struct lane_leaf_view {
 /// A scalar operand.
 template <bool Active>
 struct lane_scalar_view {
+  static constexpr bool active = Active;
   double v;
 };
 /// An expression node: its operands' views.
@@ -297,16 +299,10 @@ ADX_ALWAYS_INLINE auto make_lane_node(A const& a, B const& b) {
 
 /// The element expression at `at` on lanes: an active leaf is a variable, any other a
 /// constant.
-template <bool Full, bool A>
-ADX_ALWAYS_INLINE auto lane_tree(lane_leaf_view<A> const& l, lane_at at) {
-  if constexpr (A)
-    return lane_variable{lane_value<Full>(l, at)};
-  else
-    return lane_constant{lane_value<Full>(l, at)};
-}
-template <bool Full, bool A>
-ADX_ALWAYS_INLINE auto lane_tree(lane_scalar_view<A> const& l, lane_at at) {
-  if constexpr (A)
+template <bool Full, class L>
+requires requires { L::active; }  // a leaf's or a scalar's view
+ADX_ALWAYS_INLINE auto lane_tree(L const& l, lane_at at) {
+  if constexpr (L::active)
     return lane_variable{lane_value<Full>(l, at)};
   else
     return lane_constant{lane_value<Full>(l, at)};
