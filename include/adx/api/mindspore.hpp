@@ -277,6 +277,15 @@ auto outputs_tuple(O&& o) {
 /// The sens of an output when sens_param is off: ones.
 struct no_sens {};
 
+/// The sens of element J of a tuple output whose sens is *w (none for no_sens).
+template <std::size_t J, class Wt>
+auto sens_element(Wt const* w) {
+  if constexpr (std::is_same_v<Wt, no_sens>)
+    return w;
+  else
+    return &std::get<J>(*w);
+}
+
 /// Seeds the sweep with output y weighted by w (ones for no_sens); y not active at level S (a
 /// constant of fn) adds nothing. A tuple, pair or std::vector output contributes each of its
 /// elements (nested too), and its sens has the same structure. k: the top-level output, for
@@ -286,22 +295,14 @@ void seed_output(sweep_plan<S>& plan, Y const& y, Wt const* w, std::size_t k) {
   constexpr bool weighted = !std::is_same_v<Wt, no_sens>;
   if constexpr (is_tuple_like<Y>::value) {
     constexpr std::size_t m = std::tuple_size_v<Y>;
-    if constexpr (weighted) {
+    if constexpr (weighted)
       static_assert(is_tuple_of_size<Wt, m>(),
                     "adx: the sens for a tuple (or pair) output must be a std::tuple (or std::pair) with one entry "
                     "per element of the output");
-      [&]<std::size_t... J>(std::index_sequence<J...>) {
-        (seed_output<S, std::tuple_element_t<J, Y>, std::tuple_element_t<J, Wt>>(plan, std::get<J>(y), &std::get<J>(*w),
-                                                                                 k),
-         ...);
-      }
-      (std::make_index_sequence<m>{});
-    } else {
-      [&]<std::size_t... J>(std::index_sequence<J...>) {
-        (seed_output<S, std::tuple_element_t<J, Y>, no_sens>(plan, std::get<J>(y), nullptr, k), ...);
-      }
-      (std::make_index_sequence<m>{});
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (seed_output<S, std::tuple_element_t<J, Y>>(plan, std::get<J>(y), sens_element<J>(w), k), ...);
     }
+    (std::make_index_sequence<m>{});
   } else if constexpr (is_std_vector<Y>::value) {
     if constexpr (weighted) {
       static_assert(is_std_vector<Wt>::value, "adx: the sens for a std::vector output must be a std::vector");
