@@ -148,12 +148,15 @@ struct tensor_form<advection> {
   template <class S>
   S operator()(tensor<S> const& x) const {
     constexpr long n = advection::n;
-    // the flux between two cells, as an unevaluated expression: fused into the update
-    auto flux = [](auto const& l, auto const& r) { return 0.5 * advection::c * (l + r + advection::c * (l - r)); };
+    constexpr double c = advection::c;
     tensor<S> q = x;
     for (int step = 0; step < advection::steps; ++step) {
-      tensor<S> const left = q.slice(0, 0, n - 2), mid = q.slice(0, 1, n - 1), right = q.slice(0, 2, n);
-      tensor<S> const inner = mid + flux(left, mid) - flux(mid, right);  // cells 1 .. n-2
+      // as the scalar program: each interface's flux once (flux_i between cells i and i + 1),
+      // then every inner cell's update from the fluxes on its two sides
+      tensor<S> const l = q.slice(0, 0, n - 1), r = q.slice(0, 1, n);
+      tensor<S> const flux = 0.5 * c * (l + r + c * (l - r));  // i = 0 .. n-2
+      tensor<S> const inner =
+          q.slice(0, 1, n - 1) + flux.slice(0, 0, n - 2) - flux.slice(0, 1, n - 1);  // cells 1 .. n-2
       // periodic boundary: q = [inner[n-3], inner..., inner[0]]
       q = adx::concat({inner.slice(0, n - 3, n - 2), inner, inner.slice(0, 0, 1)});
     }
