@@ -95,6 +95,30 @@ struct elementwise_torch {
   }
 };
 
+/// The advection problem's tensor form (tensor_adx.hpp's, op for op) in LibTorch: the input is a
+/// leaf made once, as the parameters above; each step records its slices, two arithmetic
+/// expressions of several operations each, and a cat.
+struct advection_torch {
+  advection const& p;
+  torch::Tensor x;
+  explicit advection_torch(advection const& q) : p(q), x(leaf(q.x0, 0, {i64(advection::n)})) {}
+  double gradient(double* g) {
+    constexpr int64_t n = advection::n;
+    constexpr double c = advection::c;
+    torch::Tensor q = x;
+    for (int step = 0; step < advection::steps; ++step) {
+      auto const l = q.slice(0, 0, n - 1), r = q.slice(0, 1, n);
+      auto const flux = 0.5 * c * (l + r + c * (l - r));
+      auto const inner = q.slice(0, 1, n - 1) + flux.slice(0, 0, n - 2) - flux.slice(0, 1, n - 1);
+      q = torch::cat({inner.slice(0, n - 3, n - 2), inner, inner.slice(0, 0, 1)});
+    }
+    auto f = (q * q).sum();
+    f.backward();
+    copy_grad(x, g);
+    return f.item<double>();
+  }
+};
+
 template <class D>
 void add_gradient(std::string const& name, std::size_t n, D& d) {
   add(
@@ -125,6 +149,8 @@ void register_torch() {
     mms.push_back(std::make_unique<matmul_torch>(p));
     add_gradient(p.name, p.n(), *mms.back());
   }
+  static advection_torch adv(instance<advection>());
+  add_gradient(advection::name, advection::n, adv);
   static elementwise_torch ew(elementwise_instance());
   add_gradient(ew.p.name, ew.p.n(), ew);
   add(

@@ -167,6 +167,29 @@ void advection_variants() {
               median_us(300, [&] { a.gradient(a.x0.data(), g.data()); }));
 }
 
+/// The fixed cost of one recorded tensor statement: `q = 0.999 * q + 0.001` 600 times on a
+/// tensor of 1 and of 100 elements (one node each), then sum(q), from scratch as grad() does.
+void statement_cost() {
+  std::printf("one recorded statement q = 0.999 * q + 0.001 (600 of them)\n");
+  for (std::size_t len : {std::size_t{1}, std::size_t{100}}) {
+    T const x0 = adx::full<double>(adx::shape{len}, 0.5);
+    std::vector<double> g(len);
+    auto chain = [](tensor<V> const& x) {
+      tensor<V> q = x;
+      for (int k = 0; k < 600; ++k) q = 0.999 * q + 0.001;
+      return V(sum(q));
+    };
+    double const rec = median_us(300, [&] {
+      adx::tape_scope<V> scope;
+      tensor<V> const x(x0);
+      keep(chain(x));
+    });
+    double const all = median_us(300, [&] { keep(grad(x0, chain, g)); });
+    std::printf("  [%3zu] recorded %6.1f ns a statement, with the backward pass %6.1f ns\n", len, 1e3 * rec / 600,
+                1e3 * all / 600);
+  }
+}
+
 void forward_elementwise() {
   auto const& p = elementwise_instance();
   elementwise_program const prog(p);
@@ -197,6 +220,7 @@ int main() {
 #endif
   normal_lpdf_variants();
   advection_variants();
+  statement_cost();
   forward_elementwise();
   return 0;
 }

@@ -138,17 +138,19 @@ def main():
     out.append("## Tensor forms of the scalar problems\n")
     out.append("`double`: the problems.hpp function; `hand`: its hand-coded gradient; `adx_tensor`: the "
                "problem written with tensor operations on `tensor<var<double>>`; `adx_reverse`: the "
-               "problems.hpp scalar template on `var<double>` (the scalar tape, as in scalar_bench). "
+               "problems.hpp scalar template on `var<double>` (the scalar tape, as in scalar_bench); "
+               "`torch`: the same tensor form in LibTorch (advection only). "
                "Target: adx_tensor ≤ 2.0x hand.\n")
-    out.append("| problem | double (µs) | hand (µs) | adx_tensor (µs) | adx_reverse (µs) | adx_tensor/hand | "
+    out.append("| problem | double (µs) | hand (µs) | adx_tensor (µs) | adx_reverse (µs) | torch (µs) | adx_tensor/hand | "
                "adx_tensor/double | adx_reverse/hand | ≤ 2.0x hand |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for p in FORMS:
         if t(p, "hand") is None:
             continue
         rh = ratio(p, "adx_tensor", "hand")
         out.append(f"| {p} | {fmt_time(t(p, 'double'))} | {fmt_time(t(p, 'hand'))} | "
-                   f"{fmt_time(t(p, 'adx_tensor'))} | {fmt_time(t(p, 'adx_reverse'))} | {fmt_ratio(rh)} | "
+                   f"{fmt_time(t(p, 'adx_tensor'))} | {fmt_time(t(p, 'adx_reverse'))} | {fmt_time(t(p, 'torch'))} | "
+                   f"{fmt_ratio(rh)} | "
                    f"{fmt_ratio(ratio(p, 'adx_tensor', 'double'))} | {fmt_ratio(ratio(p, 'adx_reverse', 'hand'))} | "
                    f"{mark(None if rh is None else rh <= TARGET_FORM)} |")
     out.append("")
