@@ -269,6 +269,45 @@ TEST_CASE("autograd::grad: seed 001, grad_outputs, create_graph, retain_graph, a
   }
 }
 
+TEST_CASE("autograd::grad with create_graph and gradients build a differentiable gradient inside no_grad") {
+  // torch's engine records a create_graph backward whatever the caller's grad mode (checked with
+  // LibTorch 1.13: x = 0.5, y = x^3, g = grad(y, x, create_graph) under NoGradGuard is 0.75 and
+  // requires grad; grad(g, x) is 3). tf.gradients always returns differentiable gradients.
+  tape_scope<var<var<double>>> scope;
+  var<var<double>> x = 0.5;
+  var<var<double>> y = x * x * x;
+  var<var<double>> s = sin(x);
+  var<double> g, plain, t;
+  {
+    no_grad off;
+    g = *autograd::grad(y, x, {}, true, true)[0];
+    plain = *autograd::grad(y, x, {}, true, false)[0];
+    t = *gradients(s, x)[0];
+  }
+  CHECK(g.value() == 0.75);
+  CHECK(g.index() != 0);
+  CHECK(close(*autograd::grad(g, x)[0], 3.0));  // 6x
+  CHECK(plain.value() == 0.75);
+  CHECK(plain.index() == 0);  // without create_graph: a constant, as torch's
+  CHECK(close(*gradients(t, x)[0], -std::sin(0.5)));
+}
+
+TEST_CASE("autograd::grad and gradients take parameters as inputs: one, a std::vector, a parameter_list") {
+  // torch.autograd.grad(loss, model.parameters()): d/dw sum(w * w * x) = 2 w x
+  parameter<double> w(tensor<double>{1.5, 2.0}, "w"), u(tensor<double>{-1.0}, "u");
+  tensor<double> const x{1.0, 2.0};
+  tape_scope<var<double>> scope;
+  var<double> y = sum(w * w * x) + 3.0 * sum(u);
+  auto const one = autograd::grad(y, w, {}, true);
+  CHECK(to_string(*one[0]) == "[3. 8.]");
+  auto const listed = autograd::grad(y, parameter_list<double>{w, u}, {}, true);
+  CHECK(to_string(*listed[0]) == "[3. 8.]");
+  CHECK(to_string(*listed[1]) == "[3.]");
+  auto const tf = gradients(y, std::vector<parameter<double>>{u, w});
+  CHECK(to_string(*tf[0]) == "[3.]");
+  CHECK(to_string(*tf[1]) == "[3. 8.]");
+}
+
 // Hessian-vector products, again and again from one forward pass: g = grad(y, x, create_graph),
 // then grad(g, x) without retain_graph. torch builds the derivative's graph afresh in every
 // create_graph backward (cos(x) for sin), so each round works; the partials adx recorded once

@@ -348,6 +348,32 @@ TEST_CASE("value_and_grad, grad of grad, and scalar arguments") {
   }
 }
 
+TEST_CASE("grad: a captured variable of a higher nesting level is a constant of the call, not a zero output") {
+  // fn mixes its argument (lifted to var<double>) with a captured var<var<double>>: the output
+  // is a var<var<double>> whose value carries the dependence on x
+  tape_scope<var<var<double>>> scope;
+  var<var<double>> theta = 3.0;
+  auto captured = [&](auto const& x) { return x * theta * x; };
+  auto passed = [](auto const& x, auto const& th) { return x * th * x; };
+  CHECK(grad(captured)(2.0) == 12.0);  // 2 x theta
+  CHECK(grad(passed)(2.0, theta).value().value() == 12.0);
+  auto tcaptured = [&](auto const& x) { return eval(x * theta); };
+  check_values(grad(tcaptured)(tensor<double>{1.0, 2.0}), {3.0, 3.0});
+}
+
+TEST_CASE("GradOperation with sens_param inside grad: a sens of plain numbers is a constant of the nested call") {
+  // d/dx sum(sens * 3 x^2) = 6 x sens
+  tensor<double> const x{1.0, 2.0}, sens{1.0, 3.0};
+  auto f = [](auto const& a) { return eval(a * a * a); };
+  auto inner = [&](auto const& a) { return grad_operation<grad_options{.sens_param = true}>(f)(a, sens); };
+  check_values(grad(inner)(x), {6.0, 36.0});
+  auto fs = [](auto const& a) { return a * a * a; };
+  auto inner_s = [&](auto const& a) {
+    return grad_operation<grad_options{.sens_param = true}>(fs)(a, tensor<double>{2.0});
+  };
+  CHECK(close(grad(inner_s)(2.0), 24.0));  // d/dx (2 * 3 x^2) = 12 x
+}
+
 TEST_CASE("grad and value_and_grad: outputs in nested tuples and std::vectors all contribute, their values come back") {
   tensor<double> const x{1.0, 2.0}, y{3.0, 4.0};
   // a list of outputs: d/dx sum(x y + x^2) = y + 2x

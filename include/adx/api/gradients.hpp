@@ -72,13 +72,33 @@ auto to_active(X const& x) {
   else
     return x;
 }
+/// e, or what it refers to (the entries of a parameter_list).
+template <class E>
+decltype(auto) unwrap_ref(E const& e) {
+  if constexpr (!std::is_same_v<std::unwrap_reference_t<E>, E>)
+    return e.get();
+  else
+    return (e);
+}
+
+/// One output or input, or a std::vector of them (expressions, parameters and parameter_list
+/// entries taken to their active values), as a std::vector of active values.
 template <class X>
 auto as_list(X const& x0) {
-  auto x = to_active(x0);
-  if constexpr (is_std_vector<decltype(x)>::value)
-    return x;
-  else
+  if constexpr (is_std_vector<X>::value) {
+    using E = decltype(to_active(unwrap_ref(std::declval<typename X::value_type const&>())));
+    if constexpr (std::is_same_v<E, typename X::value_type>) {
+      return x0;
+    } else {
+      std::vector<E> x;
+      x.reserve(x0.size());
+      for (auto const& e : x0) x.push_back(to_active(unwrap_ref(e)));
+      return x;
+    }
+  } else {
+    auto x = to_active(x0);
     return std::vector<decltype(x)>{x};
+  }
 }
 template <class X>
 using list_item_t = typename decltype(as_list(std::declval<X const&>()))::value_type;
@@ -282,7 +302,10 @@ auto gradients(Y const& ys, X const& xs,
           "level than ys, or another thread's)");
     j = end;
   }
-  plan.run();
+  {
+    enable_grad recording_on;  // the gradients of nested scalars stay differentiable even inside no_grad
+    plan.run();
+  }
 
   using XItem = decltype(detail::lower_to<S>(xlist0[0]));
   using XA = detail::active_of<XItem>;
@@ -331,6 +354,18 @@ tensor<T> adjoints(tensor<var<T>> const& x) {
 }
 
 namespace detail {
+
+/// Runs plan; with create_graph the sweep records (the gradients of nested scalars stay
+/// differentiable) even inside an outer no_grad, as torch's engine does.
+template <class T>
+void run_sweep(sweep_plan<T>& plan, bool create_graph) {
+  if (create_graph) {
+    enable_grad recording_on;
+    plan.run();
+  } else {
+    plan.run();
+  }
+}
 
 /// Seeds plan with torch's checks on outputs and grad_outputs (`api` names the caller).
 template <class YA, class T, class YList, class G>
@@ -386,7 +421,7 @@ void backward_impl(Y const& tensors, std::vector<G> const& grad_tensors, std::op
       for (std::size_t i = 0; i < p->size(); ++i) plan.inputs->push_back(at(i).index());
     }
   }
-  plan.run();
+  detail::run_sweep(plan, create_graph);
   auto& tp = tape<T>::current();
   for (auto* p : leaves) {
     if (!p->live()) continue;  // recorded in a recording that has ended: not in this graph
@@ -440,7 +475,7 @@ auto grad(Y const& outputs, X const& inputs,
       plan.inputs->push_back(e.index());
     }
   }
-  plan.run();
+  detail::run_sweep(plan, create_graph);
 
   std::vector<std::optional<typename XA::grad>> out;
   out.reserve(xlist.size());

@@ -178,6 +178,11 @@ template <class X>
 using arg_scalar_t = typename arg_scalar<std::remove_cvref_t<X>>::type;
 
 template <class X>
+inline constexpr bool is_parameter_v = false;
+template <class T>
+inline constexpr bool is_parameter_v<parameter<T>> = true;
+
+template <class X>
 constexpr bool differentiable_arg() {
   using S = arg_scalar_t<X>;
   return std::is_floating_point_v<S> || ad_scalar<S>;
@@ -187,7 +192,10 @@ constexpr bool differentiable_arg() {
 /// tensor<var<S>> (U is S, or a lower level taken to S as a constant).
 template <class S, class X>
 auto lift(X const& x) {
-  static_assert(differentiable_arg<X>(),
+  static_assert(!is_parameter_v<X>,
+                "adx: grad_position selects a parameter: differentiate parameters as weights (grad(fn, "
+                "grad_position, weights)), or pass their values (w.values()) as the argument");
+  static_assert(is_parameter_v<X> || differentiable_arg<X>(),
                 "adx: grad_position selects an argument that is not floating point (only tensors and scalars of "
                 "floating-point or AD type can require gradients)");
   if constexpr (tensor_type<X>) {
@@ -286,6 +294,15 @@ auto sens_element(Wt const* w) {
     return &std::get<J>(*w);
 }
 
+/// The AD nesting level of a tensor's elements (0 for anything else).
+template <class Y>
+constexpr int element_level() {
+  if constexpr (tensor_type<Y>)
+    return level_v<typename Y::value_type>;
+  else
+    return 0;
+}
+
 /// Seeds the sweep with output y weighted by w (ones for no_sens); y not active at level S (a
 /// constant of fn) adds nothing. A tuple, pair or std::vector output contributes each of its
 /// elements (nested too), and its sens has the same structure. k: the top-level output, for
@@ -317,11 +334,11 @@ void seed_output(sweep_plan<S>& plan, Y const& y, Wt const* w, std::size_t k) {
   } else if constexpr (std::is_same_v<Y, var<S>>) {
     S wk = constant<S>(1);
     if constexpr (weighted) {
-      if constexpr (std::is_same_v<Wt, tensor<S>>) {
+      if constexpr (tensor_type<Wt>) {
         if (w->size() != 1)
           throw value_error("adx: sens for output " + std::to_string(k) + " has shape " + w->shape().str() +
                             " and the output is a scalar");
-        wk = w->data()[0];
+        wk = S(w->data()[0]);
       } else {
         wk = S(*w);
       }
@@ -329,7 +346,8 @@ void seed_output(sweep_plan<S>& plan, Y const& y, Wt const* w, std::size_t k) {
     if (y.index()) plan.seeds.emplace_back(y, wk);
   } else if constexpr (std::is_same_v<Y, tensor<var<S>>>) {
     if constexpr (weighted) {
-      if constexpr (std::is_same_v<Wt, tensor<S>>) {
+      // a sens of plain numbers (or of a lower level) inside a nested call is a constant there
+      if constexpr (tensor_type<Wt> && std::is_constructible_v<S, typename Wt::value_type>) {
         if (w->shape() != y.shape())
           throw value_error("adx: sens for output " + std::to_string(k) + " has shape " + w->shape().str() +
                             " and the output has shape " + y.shape().str());
@@ -340,9 +358,16 @@ void seed_output(sweep_plan<S>& plan, Y const& y, Wt const* w, std::size_t k) {
     for (std::size_t i = 0; i < y.size(); ++i)
       if (y.data()[i].index()) {
         S wk = constant<S>(1);
-        if constexpr (weighted) wk = w->data()[i];
+        if constexpr (weighted) wk = S(w->data()[i]);
         plan.seeds.emplace_back(y.data()[i], wk);
       }
+  } else if constexpr (ad_scalar<Y> && (level_v<Y> > level_v<var<S>>)) {
+    // fn mixed the call's variables with a variable of a higher nesting level it captured (a
+    // constant at this call's level): what depends on the arguments is the output's value at
+    // level S
+    seed_output<S, std::remove_cvref_t<decltype(y.value())>, Wt>(plan, y.value(), w, k);
+  } else if constexpr (element_level<Y>() > level_v<var<S>>) {
+    seed_output<S, std::remove_cvref_t<decltype(y.values())>, Wt>(plan, y.values(), w, k);
   } else {
     static_assert(std::is_arithmetic_v<Y> || tensor_type<Y> || ad_scalar<Y>,
                   "adx: grad: fn returned an output that is not a number, a tensor, an AD scalar, or a std::tuple, "
@@ -384,6 +409,11 @@ struct call_level {
   static_assert(mp::mp_all_of<from_args, fits>::value,
                 "adx: the differentiated arguments mix AD types of one nesting level (say dual<double> and "
                 "var<double>); make them one type");
+  template <class X>
+  using same_precision = std::is_same<innermost_t<X>, innermost_t<mp::mp_front<selected>>>;
+  static_assert(mp::mp_all_of<selected, same_precision>::value,
+                "adx: the differentiated arguments (and weights) mix precisions (say float and double): one call "
+                "differentiates on one tape type; convert them to one floating-point type");
   static_assert(!weights_spec<W>::any || std::is_same_v<typename weights_spec<W>::element, type>,
                 "adx: weights are parameter<T> with T the scalar type of the arguments (parameters are not lifted "
                 "to a nested level: differentiate nested calls with respect to arguments)");
