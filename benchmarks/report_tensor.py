@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Turn tensor_bench's Google Benchmark JSON into a markdown report and a bar plot.
 
-    tensor_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+    tensor_bench --benchmark_repetitions=7 --benchmark_enable_random_interleaving=true \
+        --benchmark_report_aggregates_only=true \
         --benchmark_out=results/tensor.json --benchmark_out_format=json
     python3 report_tensor.py results/tensor.json --md results/tensor.md --png results/tensor.png
 
@@ -72,7 +73,10 @@ def main():
     have_torch = any(r.endswith("/torch") for r in med)
     out = []
     out.append("# Tensor benchmarks (issue 3)\n")
-    out.append(f"Medians of {args.time} time over the repetitions, from `{args.json.split('/')[-1]}`. "
+    out.append(f"Medians of {args.time} time over the repetitions, from `{args.json.split('/')[-1]}`; "
+               "the repetitions of all benchmarks run interleaved in random order "
+               "(`--benchmark_enable_random_interleaving`), so that a noisy minute on this shared "
+               "machine spreads over every implementation instead of landing on one. "
                "Every implementation computes the loss and its full gradient from scratch in each "
                "iteration and leaves the gradient in double buffers: `hand` by hand-written backprop "
                "(CBLAS `dgemm` and plain loops, preallocated buffers), `adx` with `tensor<var<double>>` "
