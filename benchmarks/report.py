@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Turn scalar_bench's Google Benchmark JSON into a markdown table and a bar plot.
 
-    scalar_bench --benchmark_format=json --benchmark_repetitions=5 \
+    scalar_bench --benchmark_format=json --benchmark_repetitions=7 \
+        --benchmark_enable_random_interleaving=true \
         --benchmark_report_aggregates_only=true > results/scalar.json
     python3 report.py results/scalar.json --md results/scalar.md --png results/scalar.png
 
@@ -108,7 +109,9 @@ def main():
     out.append("# Scalar benchmarks: time over the plain double function\n")
     out.append(f"Medians of {args.time} time over the repetitions, from `{args.json.split('/')[-1]}`; "
                "each ratio is the implementation's median over the same problem's `double` median "
-               "in the same run. Reverse implementations compute the full gradient from scratch "
+               "in the same run; the repetitions of all benchmarks run interleaved in random order "
+               "(`--benchmark_enable_random_interleaving`), so that noise spreads over every "
+               "implementation. Reverse implementations compute the full gradient from scratch "
                "(record, sweep, read every adjoint); forward ones one tangent along the spec's v.\n")
     if context:
         keys = ["date", "host_name", "num_cpus", "mhz_per_cpu", "library_build_type"]
