@@ -1,6 +1,7 @@
 // tf.gradients and torch.autograd.grad: the seed examples, the reference cases (grad_ys with
 // several ys, stop_gradients, unconnected none/zero) and every argument error.
 #include <adx/adx.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -290,6 +291,13 @@ TEST_CASE("autograd::grad with create_graph and gradients build a differentiable
   CHECK(plain.value() == 0.75);
   CHECK(plain.index() == 0);  // without create_graph: a constant, as torch's
   CHECK(close(*gradients(t, x)[0], -std::sin(0.5)));
+  // and without create_graph the sweep records nothing on the tape below, inside no_grad or not
+  var<var<double>> y2 = x * x * x;
+  auto const before = tape<double>::current().stats().statements;
+  var<double> const g2 = *autograd::grad(y2, x, {}, true, false)[0];
+  CHECK(tape<double>::current().stats().statements == before);
+  CHECK(g2.value() == 0.75);
+  CHECK(g2.index() == 0);
 }
 
 TEST_CASE("autograd::grad and gradients take parameters as inputs: one, a std::vector, a parameter_list") {
@@ -306,6 +314,25 @@ TEST_CASE("autograd::grad and gradients take parameters as inputs: one, a std::v
   auto const tf = gradients(y, std::vector<parameter<double>>{u, w});
   CHECK(to_string(*tf[0]) == "[3.]");
   CHECK(to_string(*tf[1]) == "[3. 8.]");
+}
+
+TEST_CASE("autograd::grad and gradients: a parameter whose recording ended is unused, not stale") {
+  // as grad and backward do, the inputs' parameters get new variables first: torch's answer for
+  // an input the outputs do not use is None (allow_unused), not an error
+  std::optional<parameter<double>> u;
+  parameter<double> w(tensor<double>{1.5, 2.0}, "w");
+  {
+    tape_scope<var<double>> ended;
+    u.emplace(tensor<double>{-1.0}, "u");
+  }
+  tape_scope<var<double>> scope;
+  var<double> y = sum(w * w);
+  auto const torch = autograd::grad(y, parameter_list<double>{w, *u}, {}, true, false, true);
+  CHECK(to_string(*torch[0]) == "[3. 4.]");
+  CHECK_FALSE(torch[1].has_value());
+  auto const tf = gradients(y, std::vector<parameter<double>>{w, *u});
+  CHECK(to_string(*tf[0]) == "[3. 4.]");
+  CHECK_FALSE(tf[1].has_value());
 }
 
 // Hessian-vector products, again and again from one forward pass: g = grad(y, x, create_graph),

@@ -356,6 +356,10 @@ TEST_CASE("grad: a captured variable of a higher nesting level is a constant of 
   auto captured = [&](auto const& x) { return x * theta * x; };
   auto passed = [](auto const& x, auto const& th) { return x * th * x; };
   CHECK(grad(captured)(2.0) == 12.0);  // 2 x theta
+  auto const [v, g] = value_and_grad(captured)(2.0);
+  static_assert(std::is_same_v<std::remove_cvref_t<decltype(v)>, double>, "the value comes back as a plain value");
+  CHECK(v == 12.0);
+  CHECK(g == 12.0);
   CHECK(grad(passed)(2.0, theta).value().value() == 12.0);
   auto tcaptured = [&](auto const& x) { return eval(x * theta); };
   check_values(grad(tcaptured)(tensor<double>{1.0, 2.0}), {3.0, 3.0});

@@ -81,6 +81,29 @@ decltype(auto) unwrap_ref(E const& e) {
     return (e);
 }
 
+template <class X>
+struct parameter_element {
+  using type = void;
+};
+template <class T>
+struct parameter_element<parameter<T>> {
+  using type = T;
+};
+template <class T>
+struct parameter_element<std::reference_wrapper<parameter<T>>> {
+  using type = T;
+};
+template <class T, class A>
+struct parameter_element<std::vector<T, A>> : parameter_element<T> {};
+
+/// Inputs given as parameters: those whose recording has ended get new variables on the
+/// current tape first (as grad does), so that an unused one is unconnected, not stale.
+template <class X>
+void refresh_parameters() {
+  using T = typename parameter_element<X>::type;
+  if constexpr (!std::is_void_v<T>) parameter_registry<T>::refresh_all();
+}
+
 /// One output or input, or a std::vector of them (expressions, parameters and parameter_list
 /// entries taken to their active values), as a std::vector of active values.
 template <class X>
@@ -249,6 +272,7 @@ auto gradients(Y const& ys, X const& xs,
   using S = typename YA::element;
   using T = value_type_t<S>;
   auto const ylist = detail::as_list(ys);
+  detail::refresh_parameters<X>();
   auto const xlist0 = detail::as_list(xs);
   if (static_cast<int>(aggregation) < 0 || static_cast<int>(aggregation) > 2)
     throw value_error("adx: gradients: Invalid aggregation_method specified " +
@@ -355,14 +379,16 @@ tensor<T> adjoints(tensor<var<T>> const& x) {
 
 namespace detail {
 
-/// Runs plan; with create_graph the sweep records (the gradients of nested scalars stay
-/// differentiable) even inside an outer no_grad, as torch's engine does.
+/// Runs plan in the grad mode create_graph, as torch's engine does: with it the sweep records
+/// (the gradients of nested scalars stay differentiable) even inside an outer no_grad; without
+/// it the sweep records nothing on the tapes below (its gradients are constants anyway).
 template <class T>
 void run_sweep(sweep_plan<T>& plan, bool create_graph) {
   if (create_graph) {
     enable_grad recording_on;
     plan.run();
   } else {
+    no_grad recording_off;
     plan.run();
   }
 }
@@ -448,6 +474,7 @@ auto grad(Y const& outputs, X const& inputs,
   using S = typename YA::element;
   using T = value_type_t<S>;
   auto const ylist = detail::as_list(outputs);
+  detail::refresh_parameters<X>();
   auto const xlist0 = detail::as_list(inputs);
   if (xlist0.empty()) throw value_error("adx: autograd::grad: grad requires non-empty inputs.");
   detail::sweep_plan<T> plan;

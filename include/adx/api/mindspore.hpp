@@ -174,6 +174,10 @@ template <class S>
 struct arg_scalar<tensor<S>> {
   using type = S;
 };
+template <class T>
+struct arg_scalar<parameter<T>> {  // not an argument grad can lift (see lift): named for its message only
+  using type = T;
+};
 template <class X>
 using arg_scalar_t = typename arg_scalar<std::remove_cvref_t<X>>::type;
 
@@ -198,7 +202,9 @@ auto lift(X const& x) {
   static_assert(is_parameter_v<X> || differentiable_arg<X>(),
                 "adx: grad_position selects an argument that is not floating point (only tensors and scalars of "
                 "floating-point or AD type can require gradients)");
-  if constexpr (tensor_type<X>) {
+  if constexpr (is_parameter_v<X>) {
+    return tensor<var<S>>(x.shape());  // not reached: the static_assert above stops the build
+  } else if constexpr (tensor_type<X>) {
     tensor<var<S>> t(x.shape());
     var<S>* o = t.data();
     for (std::size_t i = 0; i < x.size(); ++i) o[i] = var<S>(to_value<S>(x.data()[i]));
@@ -254,6 +260,15 @@ auto active_output(X const& x) {
     return to_active(x);
 }
 
+/// The AD nesting level of a tensor's elements (0 for anything else).
+template <class Y>
+constexpr int element_level() {
+  if constexpr (tensor_type<Y>)
+    return level_v<typename Y::value_type>;
+  else
+    return 0;
+}
+
 /// A value with the tape level S taken off (outputs returned as values, aux outputs), also
 /// inside nested tuples, pairs and std::vectors: nothing returned refers to the call's
 /// recording, which has ended.
@@ -268,6 +283,10 @@ auto output_value(X const& x0) {
       return x.value();
     else if constexpr (std::is_same_v<A, tensor<var<S>>>)
       return x.values();
+    else if constexpr (ad_scalar<A> && (level_v<A> > level_v<var<S>>))
+      return output_value<S>(x.value());  // made with a captured variable of a higher level
+    else if constexpr (element_level<A>() > level_v<var<S>>)
+      return output_value<S>(x.values());
     else
       return x;
   }
@@ -292,15 +311,6 @@ auto sens_element(Wt const* w) {
     return w;
   else
     return &std::get<J>(*w);
-}
-
-/// The AD nesting level of a tensor's elements (0 for anything else).
-template <class Y>
-constexpr int element_level() {
-  if constexpr (tensor_type<Y>)
-    return level_v<typename Y::value_type>;
-  else
-    return 0;
 }
 
 /// Seeds the sweep with output y weighted by w (ones for no_sens); y not active at level S (a
@@ -411,9 +421,11 @@ struct call_level {
                 "var<double>); make them one type");
   template <class X>
   using same_precision = std::is_same<innermost_t<X>, innermost_t<mp::mp_front<selected>>>;
-  static_assert(mp::mp_all_of<selected, same_precision>::value,
-                "adx: the differentiated arguments (and weights) mix precisions (say float and double): one call "
-                "differentiates on one tape type; convert them to one floating-point type");
+  static_assert(mp::mp_all_of<selected, same_precision>::value &&
+                    std::is_same_v<innermost_t<type>, innermost_t<mp::mp_front<selected>>>,
+                "adx: the differentiated arguments (and weights) mix precisions (say float and double), with each "
+                "other or with an AD argument: one call differentiates on one tape type; convert them to one "
+                "floating-point type");
   static_assert(!weights_spec<W>::any || std::is_same_v<typename weights_spec<W>::element, type>,
                 "adx: weights are parameter<T> with T the scalar type of the arguments (parameters are not lifted "
                 "to a nested level: differentiate nested calls with respect to arguments)");
