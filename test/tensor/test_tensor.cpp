@@ -563,12 +563,54 @@ TEST_CASE("tensor: the norm's second and third derivatives stay finite for tiny 
     backward(h00);
     CHECK(close(t.data()[0].value().value().adjoint() * c * c, -3 * 3.0 * 16.0 / 3125, 1e-13, 0.0));
   }
-  {  // float: the scaling stays within float's exponents (x = 7 * 2^-149, the subnormals' grid)
+  {  // float: the scaling stays within float's exponents. At 2^-74 the plain sum of squares
+     // is subnormal (2^-147): the same value as over plain floats, finite derivatives.
     tape_scope<var<var<float>>> scope;
-    tensor<var<var<float>>> const t(tensor<float>{std::ldexp(7.0f, -149), std::ldexp(7.0f, -149)});
+    tensor<float> const at{std::ldexp(1.0f, -74), std::ldexp(1.0f, -74)};
+    tensor<var<var<float>>> const t(at);
     var<var<float>> const r = norm(t);
-    CHECK(r.value().value() == std::ldexp(10.0f, -149));  // sqrt(2) * 7 = 9.9
+    CHECK(r.value().value() == norm(at));
+    CHECK(r.value().value() == std::sqrt(std::ldexp(1.0f, -147)));
+    backward(r);
+    var<float> g0 = t.data()[0].adjoint();
+    CHECK(std::abs(g0.value() - std::sqrt(0.5f)) < 1e-6f);
+    backward(g0);
+    CHECK(std::isfinite(t.data()[0].value().adjoint()));
   }
+}
+
+TEST_CASE("tensor: where the plain sum of squares underflows, the norm is 0 with zero derivatives at every level") {
+  // the rule over plain numbers (the sum of squares, zero subgradient at 0) holds one level up
+  // too: the scaled evaluation is for sums that are small, not for sums that are 0
+  tensor<double> const at{1e-170, 0.0, -1e-170};
+  CHECK(norm(at) == 0.0);
+  {
+    tape_scope<var<var<double>>> scope;
+    tensor<var<var<double>>> const t(at);
+    var<var<double>> const r = norm(t);
+    CHECK(r.value().value() == 0.0);
+    backward(r);
+    var<double> g0 = t.data()[0].adjoint();
+    CHECK(g0.value() == 0.0);
+    backward(g0);
+    for (std::size_t j = 0; j < 3; ++j) CHECK(t.data()[j].value().adjoint() == 0.0);
+  }
+  {
+    using D2 = dual<dual<double>>;
+    tensor<D2> t(shape{3});
+    for (std::size_t j = 0; j < 3; ++j) t.data()[j] = D2(dual<double>(at[j], j == 0), dual<double>(j == 0, 0.0));
+    D2 const r = norm(t);
+    CHECK(r.value().value() == 0.0);
+    CHECK(r.value().tangent() == 0.0);
+    CHECK(r.tangent().value() == 0.0);
+    CHECK(r.tangent().tangent() == 0.0);
+  }
+  tensor<double> const h = functional::hessian([](auto const& t) { return norm(t); }, at);
+  for (std::size_t i = 0; i < 9; ++i) CHECK(h.data()[i] == 0.0);
+  // and on the float grid: x = 7 * 2^-149 squares to 0 in float
+  tape_scope<var<var<float>>> scope;
+  tensor<var<var<float>>> const tf(tensor<float>{std::ldexp(7.0f, -149), std::ldexp(7.0f, -149)});
+  CHECK(norm(tf).value().value() == 0.0f);
 }
 
 // The same for every reduction over all elements, on lines with edges: in dual<dual> with every

@@ -231,6 +231,12 @@ struct norm_reduction {
       // derivatives (1 / (2 sqrt s), then the higher powers of 1 / ||x||) stay finite for tiny x:
       // at ||x|| = 1e-160 the plain sum is subnormal and reverse-over-reverse gave -inf.
       using P = std::remove_cvref_t<decltype(primal_of(x[0]))>;
+      // where the plain sum of squares underflows to 0 (or is 0), the norm is 0 with the zero
+      // subgradient at every level, as over plain numbers: the norm one level down has it (at
+      // 0, sqrt'(0) would also make the inner level's derivatives NaN)
+      P plain = 0;
+      for (auto const& v : x) plain += primal_of(v) * primal_of(v);
+      if (plain == 0) return norm(line_tensor(x));
       P big = 0;
       for (auto const& v : x) big = std::max(big, std::abs(primal_of(v)));
       int e = 0;
@@ -245,9 +251,6 @@ struct norm_reduction {
         T const y = to_value<T>(v * down);
         s = s + y * y;
       }
-      // at 0, sqrt'(0) would make the inner level's derivatives NaN: the norm one level down
-      // has the zero subgradient there as well
-      if (primal_of(s) == 0) return norm(line_tensor(x));
       return to_value<T>(sqrt(s) * up);
     } else {
       T s = constant<T>(0);
