@@ -579,7 +579,9 @@ TEST_CASE("tensor: the norm's second and third derivatives stay finite for tiny 
   }
 }
 
-TEST_CASE("tensor: where the plain sum of squares underflows, the norm is 0 with zero derivatives at every level") {
+TEST_CASE(
+    "tensor: where the plain sum of squares underflows or overflows, every level has the plain norm and its "
+    "derivatives") {
   // the rule over plain numbers (the sum of squares, zero subgradient at 0) holds one level up
   // too: the scaled evaluation is for sums that are small, not for sums that are 0
   tensor<double> const at{1e-170, 0.0, -1e-170};
@@ -607,6 +609,17 @@ TEST_CASE("tensor: where the plain sum of squares underflows, the norm is 0 with
   }
   tensor<double> const h = functional::hessian([](auto const& t) { return norm(t); }, at);
   for (std::size_t i = 0; i < 9; ++i) CHECK(h.data()[i] == 0.0);
+  {  // and where it overflows: inf as over doubles, with partials x / inf = 0
+    tensor<double> const big{1e200, -1e200};
+    CHECK(std::isinf(norm(big)));
+    tape_scope<var<var<double>>> scope;
+    tensor<var<var<double>>> const t(big);
+    var<var<double>> const r = norm(t);
+    CHECK(std::isinf(r.value().value()));
+    backward(r);
+    CHECK(t.data()[0].adjoint().value() == 0.0);
+    CHECK(t.data()[1].adjoint().value() == 0.0);
+  }
   // and on the float grid: x = 7 * 2^-149 squares to 0 in float
   tape_scope<var<var<float>>> scope;
   tensor<var<var<float>>> const tf(tensor<float>{std::ldexp(7.0f, -149), std::ldexp(7.0f, -149)});

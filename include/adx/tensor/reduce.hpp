@@ -231,12 +231,13 @@ struct norm_reduction {
       // derivatives (1 / (2 sqrt s), then the higher powers of 1 / ||x||) stay finite for tiny x:
       // at ||x|| = 1e-160 the plain sum is subnormal and reverse-over-reverse gave -inf.
       using P = std::remove_cvref_t<decltype(primal_of(x[0]))>;
-      // where the plain sum of squares underflows to 0 (or is 0), the norm is 0 with the zero
-      // subgradient at every level, as over plain numbers: the norm one level down has it (at
-      // 0, sqrt'(0) would also make the inner level's derivatives NaN)
+      // where the plain sum of squares underflows to 0 (or is 0) or overflows, the norm is what
+      // it is over plain numbers at every level (0 with the zero subgradient; inf with partials
+      // x / inf): the norm one level down (at 0, sqrt'(0) would also make the inner level's
+      // derivatives NaN)
       P plain = 0;
       for (auto const& v : x) plain += primal_of(v) * primal_of(v);
-      if (plain == 0) return norm(line_tensor(x));
+      if (plain == 0 || std::isinf(plain)) return norm(line_tensor(x));
       P big = 0;
       for (auto const& v : x) big = std::max(big, std::abs(primal_of(v)));
       int e = 0;
