@@ -181,6 +181,20 @@ struct sweep_plan {
   }
 };
 
+/// Runs plan in the grad mode create_graph, as torch's engine does: with it the sweep records
+/// (the gradients of nested scalars stay differentiable) even inside an outer no_grad; without
+/// it the sweep records nothing on the tapes below (its gradients are constants anyway).
+template <class T>
+void run_sweep(sweep_plan<T>& plan, bool create_graph) {
+  if (create_graph) {
+    enable_grad recording_on;
+    plan.run();
+  } else {
+    no_grad recording_off;
+    plan.run();
+  }
+}
+
 /// Writes the adjoints of the n elements at(i) after the last sweep to out (differentiable with
 /// create_graph, constants otherwise); returns whether the sweep reached any of them.
 template <class T, class At>
@@ -326,10 +340,7 @@ auto gradients(Y const& ys, X const& xs,
           "level than ys, or another thread's)");
     j = end;
   }
-  {
-    enable_grad recording_on;  // the gradients of nested scalars stay differentiable even inside no_grad
-    plan.run();
-  }
+  detail::run_sweep(plan, true);  // tf.gradients' results are always differentiable
 
   using XItem = decltype(detail::lower_to<S>(xlist0[0]));
   using XA = detail::active_of<XItem>;
@@ -378,20 +389,6 @@ tensor<T> adjoints(tensor<var<T>> const& x) {
 }
 
 namespace detail {
-
-/// Runs plan in the grad mode create_graph, as torch's engine does: with it the sweep records
-/// (the gradients of nested scalars stay differentiable) even inside an outer no_grad; without
-/// it the sweep records nothing on the tapes below (its gradients are constants anyway).
-template <class T>
-void run_sweep(sweep_plan<T>& plan, bool create_graph) {
-  if (create_graph) {
-    enable_grad recording_on;
-    plan.run();
-  } else {
-    no_grad recording_off;
-    plan.run();
-  }
-}
 
 /// Seeds plan with torch's checks on outputs and grad_outputs (`api` names the caller).
 template <class YA, class T, class YList, class G>

@@ -199,7 +199,7 @@ auto lift(X const& x) {
   static_assert(!is_parameter_v<X>,
                 "adx: grad_position selects a parameter: differentiate parameters as weights (grad(fn, "
                 "grad_position, weights)), or pass their values (w.values()) as the argument");
-  static_assert(is_parameter_v<X> || differentiable_arg<X>(),
+  static_assert(differentiable_arg<X>(),
                 "adx: grad_position selects an argument that is not floating point (only tensors and scalars of "
                 "floating-point or AD type can require gradients)");
   if constexpr (is_parameter_v<X>) {
@@ -420,9 +420,8 @@ struct call_level {
                 "adx: the differentiated arguments mix AD types of one nesting level (say dual<double> and "
                 "var<double>); make them one type");
   template <class X>
-  using same_precision = std::is_same<innermost_t<X>, innermost_t<mp::mp_front<selected>>>;
-  static_assert(mp::mp_all_of<selected, same_precision>::value &&
-                    std::is_same_v<innermost_t<type>, innermost_t<mp::mp_front<selected>>>,
+  using same_precision = std::is_same<innermost_t<X>, innermost_t<type>>;
+  static_assert(mp::mp_all_of<selected, same_precision>::value,
                 "adx: the differentiated arguments (and weights) mix precisions (say float and double), with each "
                 "other or with an AD argument: one call differentiates on one tape type; convert them to one "
                 "floating-point type");

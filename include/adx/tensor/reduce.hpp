@@ -235,11 +235,13 @@ struct norm_reduction {
       // it is over plain numbers at every level (0 with the zero subgradient; inf with partials
       // x / inf): the norm one level down (at 0, sqrt'(0) would also make the inner level's
       // derivatives NaN)
-      P plain = 0;
-      for (auto const& v : x) plain += primal_of(v) * primal_of(v);
+      P plain = 0, big = 0;
+      for (auto const& v : x) {
+        P const p = primal_of(v);
+        plain += p * p;
+        big = std::max(big, std::abs(p));
+      }
       if (plain == 0 || std::isinf(plain)) return norm(line_tensor(x));
-      P big = 0;
-      for (auto const& v : x) big = std::max(big, std::abs(primal_of(v)));
       int e = 0;
       if (std::isfinite(big) && big != 0) (void)std::frexp(big, &e);
       // 2^-e and 2^e finite in P, with room below for the smallest subnormals' squares (double:
