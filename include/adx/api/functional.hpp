@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "adx/api/gradients.hpp"
+#include "adx/api/level.hpp"
 #include "adx/api/mindspore.hpp"
 #include "adx/core/error.hpp"
 #include "adx/forward/dual.hpp"
@@ -147,6 +148,40 @@ struct inputs_element<std::tuple<X0, X...>> {
 template <class Tup>
 using inputs_element_t = typename inputs_element<std::remove_cvref_t<Tup>>::type;
 
+/// The scalar R a transform of f at the inputs Tup perturbs over (api/level.hpp): the inputs'
+/// element type, or the scalar of the variables f captures if that is deeper. Call<R> is the
+/// element type the transform calls f with: a function that cannot take it at the captured
+/// level (fixed parameter types) is differentiated at the inputs' level.
+template <class F, class Tup, template <class> class Call>
+struct transform_scalar;
+template <class F, class... X, template <class> class Call>
+struct transform_scalar<F, std::tuple<X...>, Call> {
+  using arg = inputs_element_t<std::tuple<X...>>;
+  using captured = typename captured_scalar<F, X...>::type;
+  template <class R>
+  static constexpr bool callable =
+      std::is_invocable_v<F const&, typename fkind_of<X>::template with<Call<R>> const&...>;
+  using deep = deeper_t<arg, captured>;
+  static constexpr bool lift() {  // callable<arg> is asked only if needed: it may not compile
+    if constexpr (std::is_same_v<deep, arg>)
+      return false;
+    else if constexpr (callable<deep>)
+      return true;
+    else
+      return !callable<arg>;
+  }
+  using type = std::conditional_t<lift(), deep, arg>;
+};
+template <class F, class Tup, template <class> class Call>
+using transform_scalar_t = typename transform_scalar<F, std::remove_cvref_t<Tup>, Call>::type;
+
+template <class R>
+using call_dual = dual<R>;
+template <class R>
+using call_var = var<R>;
+template <class R>
+using call_var_dual = var<dual<R>>;
+
 template <class F, class Tup>
 decltype(auto) call_unpacked(F const& f, Tup const& t) {
   return std::apply([&](auto const&... x) -> decltype(auto) { return f(x...); }, t);
@@ -235,13 +270,12 @@ auto jacobian_tensors(Tup const& xs, shape const& out, std::vector<std::vector<R
 }
 
 /// Reverse mode: one recording, one sweep per output element.
-template <class F, class Tup>
-auto jacobian_reverse(F const& f, Tup const& xs) {
-  using R = inputs_element_t<Tup>;
+template <class R, class F, class Tup>
+auto jacobian_reverse_at(F const& f, Tup const& xs) {
   using S = var<R>;
   enable_grad recording_on;
   frame_guard<R> frame;
-  auto const xv = map_inputs<S>(xs, [](std::size_t, std::size_t, R const& r) { return S(r); });
+  auto const xv = map_inputs<S>(xs, [](std::size_t, std::size_t, auto const& r) { return S(to_value<R>(r)); });
   auto const y = evaluated(call_unpacked(f, xv));
   using YK = fkind_of<decltype(y)>;
   std::size_t const m = YK::size(y);
@@ -266,41 +300,46 @@ auto jacobian_reverse(F const& f, Tup const& xs) {
   return jacobian_tensors<R>(xs, YK::shape_of(y), blocks);
 }
 
+template <class F, class Tup>
+auto jacobian_reverse(F const& f, Tup const& xs) {
+  return jacobian_reverse_at<transform_scalar_t<F, Tup, call_var>>(f, xs);
+}
+
 /// Forward mode: one pass per input element (column); `c` numbers the elements of all inputs
 /// in order, and c == npos seeds nothing (to learn the output's shape).
-template <class F, class Tup>
+template <class R, class F, class Tup>
 auto forward_column(F const& f, Tup const& xs, std::size_t c) {
-  using R = inputs_element_t<Tup>;
   using D = dual<R>;
   auto const n = input_sizes(xs);
   std::vector<std::size_t> offset(n.size() + 1, 0);
   for (std::size_t i = 0; i < n.size(); ++i) offset[i + 1] = offset[i] + n[i];
-  auto const xd = map_inputs<D>(
-      xs, [&](std::size_t i, std::size_t j, R const& r) { return D(r, constant<R>(offset[i] + j == c ? 1 : 0)); });
+  auto const xd = map_inputs<D>(xs, [&](std::size_t i, std::size_t j, auto const& r) {
+    return D(to_value<R>(r), constant<R>(offset[i] + j == c ? 1 : 0));
+  });
   return evaluated(call_unpacked(f, xd));
 }
 
 template <class F, class Tup>
 auto jacobian_impl(F const& f, Tup const& xs, functional::jacobian_strategy strategy) {
-  using R = inputs_element_t<Tup>;
+  using R = transform_scalar_t<F, Tup, call_var>;
   using D = dual<R>;
   using functional::jacobian_strategy;
-  if (strategy == jacobian_strategy::reverse) return jacobian_reverse(f, xs);
+  if (strategy == jacobian_strategy::reverse) return jacobian_reverse_at<R>(f, xs);
   enable_grad recording_on;  // for nested R (dual<var<...>>)
   auto const n = input_sizes(xs);
   std::size_t n_total = 0;
   for (std::size_t k : n) n_total += k;
   // the first column tells the output's size, which decides the automatic strategy
-  auto const y0 = forward_column(f, xs, n_total > 0 ? 0 : static_cast<std::size_t>(-1));
+  auto const y0 = forward_column<R>(f, xs, n_total > 0 ? 0 : static_cast<std::size_t>(-1));
   using YK = fkind_of<decltype(y0)>;
   std::size_t const m = YK::size(y0);
-  if (strategy == jacobian_strategy::automatic && !(n_total < m)) return jacobian_reverse(f, xs);
+  if (strategy == jacobian_strategy::automatic && !(n_total < m)) return jacobian_reverse_at<R>(f, xs);
   std::vector<std::vector<R>> blocks(n.size());
   for (std::size_t i = 0; i < n.size(); ++i) blocks[i].assign(m * n[i], constant<R>(0));
   std::size_t i = 0, j = 0;
   for (std::size_t c = 0; c < n_total; ++c) {
     while (j == n[i]) ++i, j = 0;
-    auto const y = c == 0 ? y0 : forward_column(f, xs, c);
+    auto const y = c == 0 ? y0 : forward_column<R>(f, xs, c);
     if (YK::size(y) != m) throw error("adx: functional::jacobian: f returned outputs of different sizes");
     for (std::size_t k = 0; k < m; ++k) blocks[i][k * n[i] + j] = output_element<D>(YK::at(y, k)).tangent();
     ++j;
@@ -327,7 +366,7 @@ using hessian_blocks = std::vector<std::vector<std::vector<std::vector<R>>>>;
 
 template <class F, class Tup>
 auto output_hessians(F const& f, Tup const& xs, std::size_t m, bool single) {
-  using R = inputs_element_t<Tup>;
+  using R = transform_scalar_t<F, Tup, call_var_dual>;
   using D = dual<R>;
   using S = var<D>;
   constexpr std::size_t N = std::tuple_size_v<Tup>;
@@ -340,8 +379,8 @@ auto output_hessians(F const& f, Tup const& xs, std::size_t m, bool single) {
   for (std::size_t jb = 0; jb < N; ++jb) {
     for (std::size_t e = 0; e < n[jb]; ++e) {  // column e of input jb: tangent one there
       frame_guard<D> frame;
-      auto const xv = map_inputs<S>(xs, [&](std::size_t i, std::size_t j, R const& r) {
-        return S(D(r, constant<R>(i == jb && j == e ? 1 : 0)));
+      auto const xv = map_inputs<S>(xs, [&](std::size_t i, std::size_t j, auto const& r) {
+        return S(D(to_value<R>(r), constant<R>(i == jb && j == e ? 1 : 0)));
       });
       auto const y = evaluated(call_unpacked(f, xv));
       using YK = fkind_of<decltype(y)>;
@@ -376,7 +415,7 @@ auto output_hessians(F const& f, Tup const& xs, std::size_t m, bool single) {
 
 template <class F, class Tup>
 auto hessian_impl(F const& f, Tup const& xs) {
-  using R = inputs_element_t<Tup>;
+  using R = transform_scalar_t<F, Tup, call_var_dual>;
   constexpr std::size_t N = std::tuple_size_v<Tup>;
   auto const blocks = output_hessians(f, xs, 1, true);
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -402,14 +441,13 @@ auto split_dual(Y const& y) {
       K::template map<R>(y, [](std::size_t, auto const& e) { return output_element<D>(e).tangent(); }));
 }
 
-template <class Tup, class VTup>
+template <class R, class Tup, class VTup>
 auto lift_with_tangents(Tup const& xs, VTup const& vs) {
-  using R = inputs_element_t<Tup>;
   using D = dual<R>;
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return std::make_tuple(
-        fkind_of<std::tuple_element_t<I, Tup>>::template map<D>(std::get<I>(xs), [&](std::size_t j, R const& r) {
-          return D(r, to_value<R>(fkind_of<std::tuple_element_t<I, VTup>>::at(std::get<I>(vs), j)));
+        fkind_of<std::tuple_element_t<I, Tup>>::template map<D>(std::get<I>(xs), [&](std::size_t j, auto const& r) {
+          return D(to_value<R>(r), to_value<R>(fkind_of<std::tuple_element_t<I, VTup>>::at(std::get<I>(vs), j)));
         })...);
   }
   (std::make_index_sequence<std::tuple_size_v<Tup>>{});
@@ -427,14 +465,13 @@ struct vjp_state {
 };
 
 /// Records fn on a fresh private tape. Returns the state and every output of fn (a tuple).
-template <class F, class Tup>
+template <class R, class F, class Tup>
 auto record_private(F const& fn, Tup const& xs) {
-  using R = inputs_element_t<Tup>;
   using S = var<R>;
   enable_grad recording_on;
   auto tp = std::make_unique<tape<R>>();
   tape_activation<R> active(*tp);
-  auto xv = map_inputs<S>(xs, [](std::size_t, std::size_t, R const& r) { return S(r); });
+  auto xv = map_inputs<S>(xs, [](std::size_t, std::size_t, auto const& r) { return S(to_value<R>(r)); });
   auto outs = outputs_tuple(call_unpacked(fn, xv));
   return std::make_tuple(std::move(tp), std::move(xv), std::move(outs));
 }
@@ -576,10 +613,10 @@ template <class F, class X, class V>
 auto jvp(F const& f, X const& x, V const& v) {
   auto const xs = detail::inputs_tuple(x);
   auto const vs = detail::inputs_tuple(v);
-  using R = detail::inputs_element_t<decltype(xs)>;
+  using R = detail::transform_scalar_t<F, decltype(xs), detail::call_dual>;
   detail::check_directions("functional::jvp", xs, vs, detail::as_tuple_t<X>::packed);
   enable_grad recording_on;
-  auto const y = detail::evaluated(detail::call_unpacked(f, detail::lift_with_tangents(xs, vs)));
+  auto const y = detail::evaluated(detail::call_unpacked(f, detail::lift_with_tangents<R>(xs, vs)));
   return detail::split_dual<dual<R>>(y);
 }
 
@@ -589,8 +626,8 @@ auto jvp(F const& f, X const& x, V const& v) {
 template <class F, class X>
 auto vjp(F const& f, X const& x) {
   auto const xs = detail::inputs_tuple(x);
-  using R = detail::inputs_element_t<decltype(xs)>;
-  auto [tp, xv, outs] = detail::record_private(f, xs);
+  using R = detail::transform_scalar_t<F, decltype(xs), detail::call_var>;
+  auto [tp, xv, outs] = detail::record_private<R>(f, xs);
   static_assert(std::tuple_size_v<decltype(outs)> == 1,
                 "adx: functional::vjp takes a function with one output (use adx::vjp for MindSpore's tuples)");
   auto value = detail::output_values<var<R>>(std::get<0>(outs));
@@ -603,13 +640,13 @@ template <class F, class X, class V>
 auto hvp(F const& f, X const& x, V const& v) {
   auto const xs = detail::inputs_tuple(x);
   auto const vs = detail::inputs_tuple(v);
-  using R = detail::inputs_element_t<decltype(xs)>;
+  using R = detail::transform_scalar_t<F, decltype(xs), detail::call_var_dual>;
   using D = dual<R>;
   using S = var<D>;
   detail::check_directions("functional::hvp", xs, vs, detail::as_tuple_t<X>::packed);
   enable_grad recording_on;
   detail::frame_guard<D> frame;
-  auto const xd = detail::lift_with_tangents(xs, vs);
+  auto const xd = detail::lift_with_tangents<R>(xs, vs);
   auto const xv = std::apply(
       [](auto const&... e) {
         return std::make_tuple(
@@ -650,11 +687,11 @@ auto jvp(F const& fn, X const& inputs, V const& v, Aux = {}) {
   static_assert(std::tuple_size_v<decltype(xs)> == std::tuple_size_v<decltype(vs)>,
                 "adx: jvp: The inputs type must be a Tensor, tuple or list of Tensors: v must have the structure of "
                 "inputs (one direction per input)");
-  using R = detail::inputs_element_t<decltype(xs)>;
+  using R = detail::transform_scalar_t<F, decltype(xs), detail::call_dual>;
   using D = dual<R>;
   detail::check_directions("jvp", xs, vs, detail::as_tuple_t<X>::packed, "v", "inputs");
   enable_grad recording_on;
-  auto const outs = detail::outputs_tuple(detail::call_unpacked(fn, detail::lift_with_tangents(xs, vs)));
+  auto const outs = detail::outputs_tuple(detail::call_unpacked(fn, detail::lift_with_tangents<R>(xs, vs)));
   constexpr std::size_t n_out = std::tuple_size_v<decltype(outs)>;
   static_assert(!aux || n_out >= 2, "adx: When 'has_aux' is True, origin 'fn' requires more than one outputs.");
   auto split = std::apply([](auto const&... o) { return std::make_tuple(detail::split_dual<D>(o)...); }, outs);
@@ -673,8 +710,8 @@ namespace detail {
 template <bool Aux, class F, class... X>
 auto ms_vjp(F const& fn, X const&... inputs) {
   auto const xs = std::tuple<X...>(inputs...);
-  using R = inputs_element_t<std::tuple<X...>>;
-  auto [tp, xv, outs] = record_private(fn, xs);
+  using R = transform_scalar_t<F, std::tuple<X...>, call_var>;
+  auto [tp, xv, outs] = record_private<R>(fn, xs);
   constexpr std::size_t n_out = std::tuple_size_v<decltype(outs)>;
   static_assert(!Aux || n_out >= 2, "adx: When 'has_aux' is True, origin 'fn' requires more than one outputs.");
   auto values = outputs_values<var<R>>(outs);

@@ -181,6 +181,18 @@ struct sweep_plan {
   }
 };
 
+/// The API's sweeps of a recording the caller may also sweep (gradients, autograd::grad and
+/// backward): a private sweep state for the scope, so that the adjoints of the caller's own
+/// backward are as they were afterwards.
+template <class T>
+struct private_sweep {
+  tape<T>& tp = tape<T>::current();
+  private_sweep() { tp.begin_private_sweep(); }
+  private_sweep(private_sweep const&) = delete;
+  private_sweep& operator=(private_sweep const&) = delete;
+  ~private_sweep() { tp.end_private_sweep(); }
+};
+
 /// Runs plan in the grad mode create_graph, as torch's engine does: with it the sweep records
 /// (the gradients of nested scalars stay differentiable) even inside an outer no_grad; without
 /// it the sweep records nothing on the tapes below (its gradients are constants anyway).
@@ -340,6 +352,7 @@ auto gradients(Y const& ys, X const& xs,
           "level than ys, or another thread's)");
     j = end;
   }
+  detail::private_sweep<T> own_sweep;
   detail::run_sweep(plan, true);  // tf.gradients' results are always differentiable
 
   using XItem = decltype(detail::lower_to<S>(xlist0[0]));
@@ -444,6 +457,7 @@ void backward_impl(Y const& tensors, std::vector<G> const& grad_tensors, std::op
       for (std::size_t i = 0; i < p->size(); ++i) plan.inputs->push_back(at(i).index());
     }
   }
+  private_sweep<T> own_sweep;
   detail::run_sweep(plan, create_graph);
   auto& tp = tape<T>::current();
   for (auto* p : leaves) {
@@ -499,6 +513,7 @@ auto grad(Y const& outputs, X const& inputs,
       plan.inputs->push_back(e.index());
     }
   }
+  detail::private_sweep<T> own_sweep;
   detail::run_sweep(plan, create_graph);
 
   std::vector<std::optional<typename XA::grad>> out;

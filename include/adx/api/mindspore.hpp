@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "adx/api/gradients.hpp"
+#include "adx/api/level.hpp"
 #include "adx/nn/parameter.hpp"
 
 namespace adx {
@@ -170,6 +171,14 @@ template <class X>
 struct arg_scalar {
   using type = X;  // a scalar argument
 };
+template <ad_expression X>
+struct arg_scalar<X> {  // an unevaluated expression: its scalar
+  using type = ad_type_t<X>;
+};
+template <class X>
+requires(tensor_operand<X> && !tensor_type<X>) struct arg_scalar<X> {  // a tensor expression: its elements
+  using type = typename decltype(adx::eval(std::declval<X const&>()))::value_type;
+};
 template <class S>
 struct arg_scalar<tensor<S>> {
   using type = S;
@@ -204,6 +213,8 @@ auto lift(X const& x) {
                 "floating-point or AD type can require gradients)");
   if constexpr (is_parameter_v<X>) {
     return tensor<var<S>>(x.shape());  // not reached: the static_assert above stops the build
+  } else if constexpr (tensor_operand<X> && !tensor_type<X>) {
+    return lift<S>(adx::eval(x));
   } else if constexpr (tensor_type<X>) {
     tensor<var<S>> t(x.shape());
     var<S>* o = t.data();
@@ -430,17 +441,44 @@ struct call_level {
                 "to a nested level: differentiate nested calls with respect to arguments)");
 };
 
+template <int I, class L>
+constexpr bool is_selected() {
+  return mp::mp_contains<L, mp::mp_int<I>>::value;
+}
+
+/// The scalar S of a call (its variables are var<S>): call_level's, raised to the level of the
+/// variables fn captures (api/level.hpp), so that a grad inside a grad through a closure
+/// differentiates the composition. With weights the call is at the weights' level.
+template <class PosList, class F, class W, class... Args>
+struct grad_level {
+  using base = typename call_level<PosList, W, Args...>::type;
+  using captured = typename captured_scalar<F, Args...>::type;
+  template <class S, int K, class X>
+  using arg_as =
+      std::conditional_t<is_selected<K, PosList>(), std::conditional_t<tensor_operand<X>, tensor<var<S>>, var<S>>, X>;
+  template <class S>
+  static constexpr bool callable = []<std::size_t... K>(std::index_sequence<K...>) {
+    return std::is_invocable_v<F const&, arg_as<S, static_cast<int>(K), Args> const&...>;
+  }
+  (std::index_sequence_for<Args...>{});
+  using lifted = deeper_t<base, captured>;
+  static constexpr bool lift() {  // callable<base> is asked only if needed: it may not compile
+    if constexpr (weights_spec<W>::any || std::is_same_v<lifted, base>)
+      return false;
+    else if constexpr (callable<lifted>)
+      return true;
+    else
+      return !callable<base>;
+  }
+  using type = std::conditional_t<lift(), lifted, base>;
+};
+
 template <class L>
 constexpr auto position_array() {
   std::array<int, mp::mp_size<L>::value> a{};
   std::size_t k = 0;
   mp::mp_for_each<L>([&](auto p) { a[k++] = decltype(p)::value; });
   return a;
-}
-
-template <int I, class L>
-constexpr bool is_selected() {
-  return mp::mp_contains<L, mp::mp_int<I>>::value;
 }
 
 template <class Values, class In, class G>
@@ -459,7 +497,7 @@ auto differentiate(F const& fn, W const& weights, SensT const* sens, std::index_
     static_assert(decltype(p)::value < static_cast<int>(sizeof...(Args)),
                   "adx: grad_position selects a position beyond fn's arguments (MindSpore: IndexError)");
   });
-  using S = typename call_level<PosList, W, Args...>::type;
+  using S = typename grad_level<PosList, F, W, Args...>::type;
   parameter_registry<S>::refresh_all();
   std::vector<parameter<S>*> const wlist = weights_spec<W>::template all<S>(weights);
   enable_grad recording_on;  // a transform records its own graph even inside no_grad
@@ -479,6 +517,8 @@ auto differentiate(F const& fn, W const& weights, SensT const* sens, std::index_
     else
       return (x);
   };
+  (void)pick;  // fn may take no arguments (only weights)
+  (void)unwrap;
   auto outs = outputs_tuple(fn(unwrap(std::get<I>(lifted))...));
   constexpr std::size_t n_out = std::tuple_size_v<decltype(outs)>;
   static_assert(!Aux || n_out >= 2, "adx: When 'has_aux' is True, origin 'fn' requires more than one outputs.");

@@ -3,8 +3,8 @@
 //
 //   derivative<3>(f, x)      {f, f', f'', f'''} at x, by dual<dual<dual<double>>>
 //   gradient(f, x)           reverse mode, x a std::vector<double>; f takes the vector of vars
-//   hessian(f, x)            forward-over-reverse (var<dual<double>>), n sweeps
-//   hvp(f, x, v)             H v in one forward-over-reverse sweep
+//   hessian(f, x)            functional::hessian as a row-major std::vector
+//   hvp(f, x, v)             functional::hvp's H v
 #pragma once
 
 #include <array>
@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "adx/api/functional.hpp"
+#include "adx/api/level.hpp"
 #include "adx/core/error.hpp"
 #include "adx/forward/dual.hpp"
 #include "adx/reverse/var.hpp"
@@ -39,14 +41,20 @@ auto seed_all_levels(R x) {
     return dual<inner>(seed_all_levels<N - 1>(x), detail::constant<inner>(1));
   }
 }
-/// The k-th derivative in a nested dual: k tangent steps, N - k value steps (any order).
+/// The k-th derivative in an N-level nested dual, as its base scalar (k tangent steps, N - k
+/// value steps, in any order).
 template <std::size_t N, class D>
-auto extract(D const& d, std::size_t k) -> innermost_t<D> {
+auto extract(D const& d, std::size_t k) {
   if constexpr (N == 0)
     return d;
   else
     return k > 0 ? extract<N - 1>(d.tangent(), k - 1) : extract<N - 1>(d.value(), 0);
 }
+
+/// The scalar a derivative's point is taken as: numbers (integers as double), AD scalars, the
+/// scalar of an unevaluated expression.
+template <class X>
+using point_scalar_t = std::conditional_t<ad_operand<X>, ad_type_t<X>, argument_scalar_t<std::remove_cvref_t<X>>>;
 
 inline void check_same_size(char const* op, std::size_t a, std::size_t b) {
   if (a != b)
@@ -59,65 +67,85 @@ inline void check_same_size(char const* op, std::size_t a, std::size_t b) {
 template <std::size_t N, class R = double>
 using nested_dual_t = typename detail::nested_dual<N, R>::type;
 
-/// {f(x), f'(x), ..., f^(N)(x)} for f: R -> R written over a generic scalar.
-template <std::size_t N, class F, class R>
-requires std::is_floating_point_v<R> std::array<R, N + 1> derivative(F&& f, R x) {
-  auto y = nested_dual_t<N, R>(f(detail::seed_all_levels<N>(x)));
+/// {f(x), f'(x), ..., f^(N)(x)} for f: R -> R written over a generic scalar. x is a number
+/// (an integer is taken as double) or an AD scalar or expression, say of an enclosing transform:
+/// the derivatives are then of that type, and differentiable. The duals are made one level
+/// above x and above what f captures (api/level.hpp).
+template <std::size_t N, class F, class X>
+requires(arithmetic<X> || ad_operand<X>) auto derivative(F&& f, X const& x) {
+  using P = detail::point_scalar_t<X>;
+  using C = typename detail::captured_scalar<F, P>::type;
+  using R = detail::lift_base_t<P, C, std::is_invocable_v<F&, nested_dual_t<N, detail::deeper_t<P, C>> const&>>;
+  auto y = nested_dual_t<N, R>(f(detail::seed_all_levels<N>(detail::to_value<R>(x))));
   std::array<R, N + 1> out{};
   for (std::size_t k = 0; k <= N; ++k) out[k] = detail::extract<N>(y, k);
   return out;
 }
 
-/// Value and gradient of f: R^n -> R by one reverse sweep.
+/// Value and gradient of f: R^n -> R by one reverse sweep. f takes a
+/// `std::vector<var<B>> const&`, where B is R or, if f captures variables of a deeper level (an
+/// enclosing transform's), their scalar: the results are then B and differentiable.
 template <class F, class R = double>
-std::pair<R, std::vector<R>> value_and_gradient(F&& f, std::span<R const> x) {
-  tape_scope<var<R>> scope;
+auto value_and_gradient(F&& f, std::span<R const> x) {
+  static_assert(std::is_floating_point_v<R> || ad_scalar<R>,
+                "adx: value_and_gradient takes a span of floating-point or AD scalars (integers: convert them to "
+                "double first, or call adx::gradient, which does)");
+  using C = typename detail::captured_scalar<F, std::vector<R>>::type;
+  using B = detail::lift_base_t<R, C, std::is_invocable_v<F&, std::vector<var<detail::deeper_t<R, C>>> const&>>;
+  detail::frame_guard<B> frame;  // on tape<B> alone: what the sweep records below stays
   enable_grad recording_on;
-  std::vector<var<R>> xs(x.size());
-  make_independent(xs, x);
-  var<R> y = f(std::as_const(xs));
-  backward(y);
-  std::vector<R> g(x.size());
-  adjoints(xs, g);
-  return {y.value(), std::move(g)};
-}
-template <class F, class R>
-std::vector<R> gradient(F&& f, std::vector<R> const& x) {
-  return value_and_gradient(std::forward<F>(f), std::span<R const>(x)).second;
-}
-
-/// The Hessian of f: R^n -> R, row-major n x n, by n forward-over-reverse sweeps.
-template <class F, class R>
-std::vector<R> hessian(F&& f, std::vector<R> const& x) {
-  std::size_t const n = x.size();
-  std::vector<R> h(n * n);
-  for (std::size_t i = 0; i < n; ++i) {
-    tape_scope<var<dual<R>>> scope;
-    enable_grad recording_on;
-    std::vector<var<dual<R>>> xs;
-    xs.reserve(n);
-    for (std::size_t j = 0; j < n; ++j) xs.emplace_back(dual<R>(x[j], R(i == j)));
-    var<dual<R>> y = f(std::as_const(xs));
-    backward(y);
-    for (std::size_t j = 0; j < n; ++j) h[j * n + i] = xs[j].adjoint().tangent();
+  std::vector<var<B>> xs(x.size());
+  if constexpr (std::is_same_v<B, R>) {
+    make_independent(xs, x);
+  } else {
+    std::vector<B> values(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) values[i] = detail::to_value<B>(x[i]);
+    make_independent(xs, values);
   }
-  return h;
+  var<B> const y = detail::output_element<var<B>>(detail::evaluated(f(std::as_const(xs))));
+  std::vector<B> g(x.size());
+  if (y.index() != 0) {
+    backward(y);
+    adjoints(xs, g);
+  } else {
+    std::fill(g.begin(), g.end(), detail::constant<B>(0));
+  }
+  return std::pair<B, std::vector<B>>{y.value(), std::move(g)};
 }
 
-/// The Hessian-vector product H(x) v in one forward-over-reverse sweep.
+namespace detail {
+/// A std::vector argument of the scalar helpers with integers taken as double.
+template <class R>
+decltype(auto) as_floating(std::vector<R> const& x) {
+  static_assert(std::is_arithmetic_v<R> || ad_scalar<R>,
+                "adx: gradient, hessian and hvp take a std::vector of numbers or AD scalars");
+  if constexpr (std::is_integral_v<R>)
+    return std::vector<double>(x.begin(), x.end());
+  else
+    return (x);
+}
+}  // namespace detail
+
+/// The gradient of f: R^n -> R at x (integers are taken as double), by one reverse sweep.
 template <class F, class R>
-std::vector<R> hvp(F&& f, std::vector<R> const& x, std::vector<R> const& v) {
+auto gradient(F&& f, std::vector<R> const& x) {
+  auto const& xf = detail::as_floating(x);
+  using E = typename std::remove_cvref_t<decltype(xf)>::value_type;
+  return value_and_gradient(std::forward<F>(f), std::span<E const>(xf)).second;
+}
+
+/// The Hessian of f: R^n -> R, row-major n x n: functional::hessian over a std::vector.
+template <class F, class R>
+auto hessian(F const& f, std::vector<R> const& x) {
+  auto const h = functional::hessian(f, detail::as_floating(x));
+  return std::vector<typename decltype(h)::value_type>(h.data(), h.data() + h.size());
+}
+
+/// The Hessian-vector product H(x) v: functional::hvp's second part.
+template <class F, class R, class V>
+auto hvp(F const& f, std::vector<R> const& x, std::vector<V> const& v) {
   detail::check_same_size("hvp", x.size(), v.size());
-  tape_scope<var<dual<R>>> scope;
-  enable_grad recording_on;
-  std::vector<var<dual<R>>> xs;
-  xs.reserve(x.size());
-  for (std::size_t j = 0; j < x.size(); ++j) xs.emplace_back(dual<R>(x[j], v[j]));
-  var<dual<R>> y = f(std::as_const(xs));
-  backward(y);
-  std::vector<R> out(x.size());
-  for (std::size_t j = 0; j < x.size(); ++j) out[j] = xs[j].adjoint().tangent();
-  return out;
+  return functional::hvp(f, detail::as_floating(x), detail::as_floating(v)).second;
 }
 
 }  // namespace adx

@@ -361,5 +361,11 @@ template <ad_operand X>
 constexpr ad_type_t<X> eval(X&& x) {
   return ad_type_t<X>(std::forward<X>(x));
 }
+/// A plain number is its own value (so that generic code gives over double what it gives over
+/// AD scalars).
+template <arithmetic X>
+constexpr std::remove_cvref_t<X> eval(X&& x) {
+  return x;
+}
 
 }  // namespace adx

@@ -398,13 +398,12 @@ class tape {
     frames_.push_back(frame{detail::new_epoch(), n_, arena_.position(), careful_, nodes_.size(), node_mem_.position()});
     epoch_ = frames_.back().epoch;
     open_block_ = lone_variable_ = no_block;  // a recording starts with entries of its own
-    if (!sweeping_.empty()) frames_.back().paused = std::make_unique<sweep_state>(take_sweep_state());
   }
   /// Ends the innermost recording: its statements are dropped in O(1), its vars become stale.
   void pop_frame() {
     if (frames_.size() == 1) throw error("adx: tape::pop_frame without a matching push_frame");
     rewind_to(frames_.back());
-    if (frames_.back().paused) resume_sweep_state(std::move(*frames_.back().paused));
+    if (frames_.back().owns_sweep_state) unstash_sweep_state();
     frames_.pop_back();
     epoch_ = frames_.back().epoch;
   }
@@ -449,6 +448,10 @@ class tape {
           "vjp, say): compute a gradient there in a recording of its own (a tape_scope, or adx::gradient and the "
           "functional APIs, which open one)");
     if (top > n_) throw gradient_error("adx: backward seed index beyond the end of the tape");
+    if (frames_.size() > 1 && !frames_.back().owns_sweep_state) {  // the enclosing recordings' adjoints stay
+      stash_sweep_state();
+      frames_.back().owns_sweep_state = true;
+    }
     top = through_node(top);
     if (adj_.size() < std::size_t{top} + 1) adj_.resize(std::size_t{top} + 1, detail::constant<T>(0));
     std::fill_n(adj_.begin(), std::size_t{top} + 1, detail::constant<T>(0));
@@ -674,15 +677,16 @@ class tape {
     if (k != 0 && detail::anomaly_mode()) note_origin(k, 1, operation, where);
   }
 
-  /// The state of a backward sweep: adjoints, seeds, reachability, stops. A recording opened
-  /// while a sweep of this tape is running (a gradient computed inside a custom_function's vjp)
-  /// gets a fresh one, and the running sweep's is kept here until that recording ends: the
-  /// sweep holds a pointer into its adjoints, which the inner gradient must neither resize nor
-  /// zero.
+  /// The state of a backward sweep: adjoints, seeds, reachability, stops. Each recording has
+  /// its own from its first sweep on (a nested recording's sweep leaves the enclosing ones'
+  /// adjoints as they were), and so does each private sweep (begin_private_sweep); the saved
+  /// ones are kept in stash_, whose slots above stashed_ keep their buffers for the next use
+  /// (no allocation per gradient). A running sweep (a vjp computing a gradient inside it) holds
+  /// a pointer into its adjoints: stashing moves the vector, not its buffer.
   struct sweep_state {
     std::vector<T> adj;
     std::vector<index_type> seeds;
-    std::vector<std::uint8_t> reached, stops, released;
+    std::vector<std::uint8_t> reached, stops;
     index_type swept = 0;
     bool seed_finite = true, reached_valid = false, track_reached = false;
   };
@@ -693,33 +697,40 @@ class tape {
     bool careful;
     std::size_t nodes;
     detail::node_memory::mark node_mem;
-    std::unique_ptr<sweep_state> paused = {};  ///< the running sweep's state, when opened during it
+    bool owns_sweep_state = false;  ///< it has swept: the enclosing recording's state is stashed
   };
-  /// The running sweep's state, leaving a fresh one (sweep_state's defaults) in its place.
-  sweep_state take_sweep_state() {
-    sweep_state const fresh;
-    return {std::exchange(adj_, {}),
-            std::exchange(seeds_, {}),
-            std::exchange(reached_, {}),
-            std::exchange(stops_, {}),
-            std::exchange(released_, {}),
-            std::exchange(swept_, fresh.swept),
-            std::exchange(seed_finite_, fresh.seed_finite),
-            std::exchange(reached_valid_, fresh.reached_valid),
-            std::exchange(track_reached_, fresh.track_reached)};
+  void swap_sweep_state(sweep_state& s) noexcept {
+    std::swap(adj_, s.adj);
+    std::swap(seeds_, s.seeds);
+    std::swap(reached_, s.reached);
+    std::swap(stops_, s.stops);
+    std::swap(swept_, s.swept);
+    std::swap(seed_finite_, s.seed_finite);
+    std::swap(reached_valid_, s.reached_valid);
+    std::swap(track_reached_, s.track_reached);
   }
-  void resume_sweep_state(sweep_state&& s) noexcept {
-    adj_ = std::move(s.adj);
-    seeds_ = std::move(s.seeds);
-    reached_ = std::move(s.reached);
-    stops_ = std::move(s.stops);
-    released_ = std::move(s.released);
-    swept_ = s.swept;
-    seed_finite_ = s.seed_finite;
-    reached_valid_ = s.reached_valid;
-    track_reached_ = s.track_reached;
+  /// Saves the live sweep state and starts a fresh one (released_ stays: it belongs to the
+  /// recording, not to a sweep).
+  void stash_sweep_state() {
+    if (stash_.size() == stashed_) stash_.emplace_back();
+    swap_sweep_state(stash_[stashed_++]);
+    seeds_.clear();
+    reached_.clear();
+    stops_.clear();
+    swept_ = 0;
+    seed_finite_ = true;
+    reached_valid_ = track_reached_ = false;
   }
+  void unstash_sweep_state() noexcept { swap_sweep_state(stash_[--stashed_]); }
 
+ public:
+  /// A sweep of the current recording whose adjoints are the caller's alone: until
+  /// end_private_sweep, sweeps and adjoint reads use a fresh state, and then the one before is
+  /// back (the API layer's gradients leave the adjoints of the user's backward as they were).
+  void begin_private_sweep() { stash_sweep_state(); }
+  void end_private_sweep() noexcept { unstash_sweep_state(); }
+
+ private:
   ADX_ALWAYS_INLINE index_type next_index() {
     if (n_ == max_index) [[unlikely]]
       throw_tape_full();
@@ -1092,7 +1103,9 @@ class tape {
   std::vector<std::pair<index_type, index_type>> unconnected_;  // mark_unconnected: [first, last], ascending
   bool reached_valid_ = false;
   std::vector<frame> frames_;
-  std::vector<std::size_t> sweeping_;      // the frame count of each sweep running (nested ones inside vjps)
+  std::vector<std::size_t> sweeping_;  // the frame count of each sweep running (nested ones inside vjps)
+  std::vector<sweep_state> stash_;     // saved sweep states (below stashed_) and spare buffers
+  std::size_t stashed_ = 0;
   detail::node_memory node_mem_;           // the nodes' arrays and the nodes made by make_node
   std::vector<node_ptr<>> nodes_;          // (declared after node_mem_: destroyed before it)
   std::vector<statement_origin> origins_;  // anomaly mode only

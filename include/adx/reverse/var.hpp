@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -311,6 +312,8 @@ template <class S>
 struct scope_levels {
   static void open() {}
   static void close() noexcept {}
+  /// The recording a scope opened, on its highest tape: (tape, depth).
+  static std::pair<void const*, std::size_t> top() noexcept { return {nullptr, 0}; }
 };
 }  // namespace detail
 
@@ -319,13 +322,35 @@ struct scope_levels {
 /// Vars recorded inside become stale after the scope. Not copyable, not movable.
 ///
 ///   { tape_scope<var<double>> scope; var<double> x = 1; ... backward(y); g = x.adjoint(); }
+/// Scopes end in the reverse order of their start: one that ends while a scope opened after it
+/// is still open (a scope kept in a std::optional and reset early) throws error and leaves
+/// every recording open (ending during another exception, it only leaves them). A scope cannot
+/// be made with new.
 template <class S>
 class tape_scope {
  public:
-  tape_scope() { detail::scope_levels<S>::open(); }
+  tape_scope() : exceptions_(std::uncaught_exceptions()) {
+    detail::scope_levels<S>::open();
+    top_ = detail::scope_levels<S>::top();
+  }
   tape_scope(tape_scope const&) = delete;
   tape_scope& operator=(tape_scope const&) = delete;
-  ~tape_scope() { detail::scope_levels<S>::close(); }
+  static void* operator new(std::size_t) = delete;
+  static void* operator new[](std::size_t) = delete;
+  ~tape_scope() noexcept(false) {
+    if (detail::scope_levels<S>::top() == top_) {
+      detail::scope_levels<S>::close();
+      return;
+    }
+    if (std::uncaught_exceptions() > exceptions_) return;  // unwinding: no second exception
+    throw error(
+        "adx: a tape_scope ended while a tape_scope opened after it was still open (or on another tape): scopes "
+        "must end in the reverse order of their start");
+  }
+
+ private:
+  int exceptions_;
+  std::pair<void const*, std::size_t> top_{};
 };
 
 namespace detail {
@@ -338,6 +363,10 @@ struct scope_levels<var<T>> {
   static void close() noexcept {
     scope_levels<T>::close();
     tape<T>::current().pop_frame();
+  }
+  static std::pair<void const*, std::size_t> top() noexcept {
+    auto const& t = tape<T>::current();
+    return {&t, t.depth()};
   }
 };
 template <class T>

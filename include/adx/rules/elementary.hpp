@@ -832,6 +832,16 @@ ADX_UNARY_ENTRY(fabs, abs_rule)
 ADX_OWN_UNARY_ENTRY(relu, relu_rule)
 ADX_BINARY_ENTRY(max, max_rule)
 ADX_BINARY_ENTRY(min, min_rule)
+/// max and min of two plain numbers (<cmath> has none): a generic function gives over double
+/// what it gives over AD scalars (api/level.hpp calls it so).
+template <arithmetic X, arithmetic Y>
+constexpr auto max(X x, Y y) {
+  return detail::make_expr<detail::max_rule>(x, y);
+}
+template <arithmetic X, arithmetic Y>
+constexpr auto min(X x, Y y) {
+  return detail::make_expr<detail::min_rule>(x, y);
+}
 ADX_BINARY_ENTRY(fmax, fmax_rule)
 ADX_BINARY_ENTRY(fmin, fmin_rule)
 ADX_BINARY_ENTRY(fmod, fmod_rule)

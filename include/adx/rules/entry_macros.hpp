@@ -3,8 +3,11 @@
 // headers (elementary.hpp, gamma.hpp), each of which undefines them after its entry points
 // with entry_macros_end.hpp; no include guard, so that each can define them again.
 
-// A unary function whose scalar overload takes operands satisfying `scalar` (ad_operand for
-// the functions <cmath> also has, rule_operand for adx's own, which take plain numbers too).
+// A unary function whose scalar overload takes operands satisfying `scalar` (rule_operand: AD
+// operands and plain numbers). Plain numbers are taken too so that a generic function gives the
+// same answer over double (a transform calls it so to learn what it captures, api/level.hpp);
+// for the functions <cmath> also has, an unqualified call on a double still finds the
+// non-template <cmath> function first.
 #define ADX_UNARY_ENTRY_FOR(scalar, fn, rule)                          \
   template <scalar X>                                                  \
   constexpr auto fn(X&& x) {                                           \
@@ -14,11 +17,11 @@
   auto fn(X&& x) {                                                     \
     return detail::make_tensor_expr<detail::rule>(std::forward<X>(x)); \
   }
-#define ADX_UNARY_ENTRY(fn, rule) ADX_UNARY_ENTRY_FOR(ad_operand, fn, rule)
+#define ADX_UNARY_ENTRY(fn, rule) ADX_UNARY_ENTRY_FOR(rule_operand, fn, rule)
 // A unary function whose rule is flagged unconnected_in_tf (core/expr.hpp): its result is
 // recorded where it is called, so the entry takes the caller's line for anomaly mode.
 #define ADX_UNCONNECTED_UNARY_ENTRY(fn, rule)                                        \
-  template <ad_operand X>                                                            \
+  template <rule_operand X>                                                          \
   constexpr auto fn(X&& x, source_location where = source_location::current()) {     \
     return detail::make_unconnected<detail::rule>(where, std::forward<X>(x));        \
   }                                                                                  \
