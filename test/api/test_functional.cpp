@@ -422,7 +422,7 @@ TEST_CASE("custom_function: a vjp that computes a gradient with adx while the sw
                               [](double x, double ybar) {
                                 auto const g = gradient(
                                     [](auto const& v) {
-                                      var<double> acc = v[0] * v[0] * v[0];
+                                      std::remove_cvref_t<decltype(v[0])> acc = v[0] * v[0] * v[0];
                                       for (int i = 0; i < 2000; ++i) acc = acc + 0.0 * v[0];  // a long inner tape
                                       return acc;
                                     },

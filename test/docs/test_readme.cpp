@@ -323,6 +323,23 @@ gradcheck(f, x);                                               // or throws grad
 
 // ---- ## Reliability: anomaly detection ------------------------------------------------------
 
+TEST_CASE("README: a meta-gradient through a nested grad") {
+  // clang-format off
+double x1 = 0.8, y1 = 1.1, x2 = -0.4, y2 = 0.3, alpha = 0.1;
+auto outer = [&](auto const& w) {
+  auto g  = grad([&](auto const& v) { return (v * x1 - y1) * (v * x1 - y1); })(w);
+  auto w1 = eval(w - alpha * g);                               // one SGD step, differentiable in w
+  return (w1 * x2 - y2) * (w1 * x2 - y2);
+};
+double meta = primal(grad(outer)(0.6));                        // 0.40438...
+auto nested = grad([](auto x) { return grad([&](auto y) { return x * y * y; })(2.0); })(1.5);  // 4
+  // clang-format on
+  double const w1 = 0.6 - alpha * 2 * (0.6 * x1 - y1) * x1;
+  CHECK(close(meta, 2 * (w1 * x2 - y2) * x2 * (1 - 2 * alpha * x1 * x1)));
+  CHECK(close(meta, 0.404384768, 1e-9, 1e-9));
+  CHECK(primal(nested) == 4.0);
+}
+
 TEST_CASE("README: anomaly detection names the statement and the line") {
   tape_scope<var<double>> scope;
   std::string what;
