@@ -156,21 +156,9 @@ template <class F, class Tup, template <class> class Call>
 struct transform_scalar;
 template <class F, class... X, template <class> class Call>
 struct transform_scalar<F, std::tuple<X...>, Call> {
-  using arg = inputs_element_t<std::tuple<X...>>;
-  using captured = typename captured_scalar<F, X...>::type;
   template <class R>
-  static constexpr bool callable =
-      std::is_invocable_v<F const&, typename fkind_of<X>::template with<Call<R>> const&...>;
-  using deep = deeper_t<arg, captured>;
-  static constexpr bool lift() {  // callable<arg> is asked only if needed: it may not compile
-    if constexpr (std::is_same_v<deep, arg>)
-      return false;
-    else if constexpr (callable<deep>)
-      return true;
-    else
-      return !callable<arg>;
-  }
-  using type = std::conditional_t<lift(), deep, arg>;
+  using callable_at = std::is_invocable<F const&, typename fkind_of<X>::template with<Call<R>> const&...>;
+  using type = lift_scalar_t<inputs_element_t<std::tuple<X...>>, typename captured_scalar<F, X...>::type, callable_at>;
 };
 template <class F, class Tup, template <class> class Call>
 using transform_scalar_t = typename transform_scalar<F, std::remove_cvref_t<Tup>, Call>::type;

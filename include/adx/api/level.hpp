@@ -119,9 +119,24 @@ template <class X>
 using argument_scalar_t = std::conditional_t<std::is_integral_v<X>, double, X>;
 
 /// The scalar a transform perturbs over: the deeper of the arguments' scalar Arg and Captured
-/// (captured_scalar), or Arg where f cannot be called at the captured level (`callable`: a
-/// function whose parameters have a fixed AD type is called with that type).
-template <class Arg, class Captured, bool Callable>
-using lift_base_t = std::conditional_t<Callable, deeper_t<Arg, Captured>, Arg>;
+/// (captured_scalar), unless f cannot be called there and can at Arg (a function whose
+/// parameters have a fixed AD type is called with that type). CallableAt<R>::value says
+/// whether f takes the transform's arguments made at scalar R; it is asked at Arg only when f
+/// cannot be called at the deeper scalar (asked needlessly, it may not compile).
+template <class Arg, class Captured, template <class> class CallableAt>
+struct lift_scalar {
+  using deep = deeper_t<Arg, Captured>;
+  static constexpr bool lift() {
+    if constexpr (std::is_same_v<deep, Arg>)
+      return false;
+    else if constexpr (CallableAt<deep>::value)
+      return true;
+    else
+      return !CallableAt<Arg>::value;
+  }
+  using type = std::conditional_t<lift(), deep, Arg>;
+};
+template <class Arg, class Captured, template <class> class CallableAt>
+using lift_scalar_t = typename lift_scalar<Arg, Captured, CallableAt>::type;
 
 }  // namespace adx::detail

@@ -171,13 +171,9 @@ template <class X>
 struct arg_scalar {
   using type = X;  // a scalar argument
 };
-template <ad_expression X>
-struct arg_scalar<X> {  // an unevaluated expression: its scalar
-  using type = ad_type_t<X>;
-};
 template <class X>
-requires(tensor_operand<X> && !tensor_type<X>) struct arg_scalar<X> {  // a tensor expression: its elements
-  using type = typename decltype(adx::eval(std::declval<X const&>()))::value_type;
+requires(ad_expression<X> || (tensor_operand<X> && !tensor_type<X>)) struct arg_scalar<X> {
+  using type = scalar_in_t<X>;  // an unevaluated expression: the scalar of its value
 };
 template <class S>
 struct arg_scalar<tensor<S>> {
@@ -452,25 +448,16 @@ constexpr bool is_selected() {
 template <class PosList, class F, class W, class... Args>
 struct grad_level {
   using base = typename call_level<PosList, W, Args...>::type;
-  using captured = typename captured_scalar<F, Args...>::type;
   template <class S, int K, class X>
   using arg_as =
       std::conditional_t<is_selected<K, PosList>(), std::conditional_t<tensor_operand<X>, tensor<var<S>>, var<S>>, X>;
+  template <class S, std::size_t... K>
+  static auto callable_with(std::index_sequence<K...>)
+      -> std::is_invocable<F const&, arg_as<S, static_cast<int>(K), Args> const&...>;
   template <class S>
-  static constexpr bool callable = []<std::size_t... K>(std::index_sequence<K...>) {
-    return std::is_invocable_v<F const&, arg_as<S, static_cast<int>(K), Args> const&...>;
-  }
-  (std::index_sequence_for<Args...>{});
-  using lifted = deeper_t<base, captured>;
-  static constexpr bool lift() {  // callable<base> is asked only if needed: it may not compile
-    if constexpr (weights_spec<W>::any || std::is_same_v<lifted, base>)
-      return false;
-    else if constexpr (callable<lifted>)
-      return true;
-    else
-      return !callable<base>;
-  }
-  using type = std::conditional_t<lift(), lifted, base>;
+  using callable_at = decltype(callable_with<S>(std::index_sequence_for<Args...>{}));
+  using type = std::conditional_t<weights_spec<W>::any, base,
+                                  lift_scalar_t<base, typename captured_scalar<F, Args...>::type, callable_at>>;
 };
 
 template <class L>

@@ -51,6 +51,19 @@ auto extract(D const& d, std::size_t k) {
     return k > 0 ? extract<N - 1>(d.tangent(), k - 1) : extract<N - 1>(d.value(), 0);
 }
 
+/// Whether f takes an N-level nested dual over R (derivative's lift_scalar question).
+template <class F, std::size_t N>
+struct takes_nested_dual {
+  template <class R>
+  using at = std::is_invocable<F&, typename nested_dual<N, R>::type const&>;
+};
+/// Whether f takes a std::vector<var<R>> (value_and_gradient's lift_scalar question).
+template <class F>
+struct takes_var_vector {
+  template <class R>
+  using at = std::is_invocable<F&, std::vector<var<R>> const&>;
+};
+
 /// The scalar a derivative's point is taken as: numbers (integers as double), AD scalars, the
 /// scalar of an unevaluated expression.
 template <class X>
@@ -75,7 +88,7 @@ template <std::size_t N, class F, class X>
 requires(arithmetic<X> || ad_operand<X>) auto derivative(F&& f, X const& x) {
   using P = detail::point_scalar_t<X>;
   using C = typename detail::captured_scalar<F, P>::type;
-  using R = detail::lift_base_t<P, C, std::is_invocable_v<F&, nested_dual_t<N, detail::deeper_t<P, C>> const&>>;
+  using R = detail::lift_scalar_t<P, C, detail::takes_nested_dual<F, N>::template at>;
   auto y = nested_dual_t<N, R>(f(detail::seed_all_levels<N>(detail::to_value<R>(x))));
   std::array<R, N + 1> out{};
   for (std::size_t k = 0; k <= N; ++k) out[k] = detail::extract<N>(y, k);
@@ -91,7 +104,7 @@ auto value_and_gradient(F&& f, std::span<R const> x) {
                 "adx: value_and_gradient takes a span of floating-point or AD scalars (integers: convert them to "
                 "double first, or call adx::gradient, which does)");
   using C = typename detail::captured_scalar<F, std::vector<R>>::type;
-  using B = detail::lift_base_t<R, C, std::is_invocable_v<F&, std::vector<var<detail::deeper_t<R, C>>> const&>>;
+  using B = detail::lift_scalar_t<R, C, detail::takes_var_vector<F>::template at>;
   detail::frame_guard<B> frame;  // on tape<B> alone: what the sweep records below stays
   enable_grad recording_on;
   std::vector<var<B>> xs(x.size());
@@ -103,13 +116,9 @@ auto value_and_gradient(F&& f, std::span<R const> x) {
     make_independent(xs, values);
   }
   var<B> const y = detail::output_element<var<B>>(detail::evaluated(f(std::as_const(xs))));
+  backward(y);
   std::vector<B> g(x.size());
-  if (y.index() != 0) {
-    backward(y);
-    adjoints(xs, g);
-  } else {
-    std::fill(g.begin(), g.end(), detail::constant<B>(0));
-  }
+  adjoints(xs, g);
   return std::pair<B, std::vector<B>>{y.value(), std::move(g)};
 }
 

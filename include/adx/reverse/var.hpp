@@ -323,9 +323,9 @@ struct scope_levels {
 ///
 ///   { tape_scope<var<double>> scope; var<double> x = 1; ... backward(y); g = x.adjoint(); }
 /// Scopes end in the reverse order of their start: one that ends while a scope opened after it
-/// is still open (a scope kept in a std::optional and reset early) throws error and leaves
-/// every recording open (ending during another exception, it only leaves them). A scope cannot
-/// be made with new.
+/// is still open (its destructor called by hand) throws error and leaves every recording open.
+/// During stack unwinding it only leaves them open; where its end is noexcept
+/// (std::optional::reset) the throw terminates the program. A scope cannot be made with new.
 template <class S>
 class tape_scope {
  public:
