@@ -28,6 +28,7 @@ required_conan_version = ">=2.0.17"  # the oldest checked (2.0.17 and 2.34 both 
 class AdxConan(ConanFile):
     name = "adx"
     description = "Header-only C++20 automatic differentiation with expression templates"
+    license = "MIT"
     topics = ("automatic-differentiation", "autodiff", "expression-templates", "header-only")
     package_type = "header-library"
     settings = "os", "arch", "compiler", "build_type"
@@ -35,7 +36,7 @@ class AdxConan(ConanFile):
     # libsleef-dev); off by default, as no Conan package of SLEEF is used here.
     options = {"with_blas": [True, False], "with_sleef": [True, False]}
     default_options = {"with_blas": True, "with_sleef": False}
-    exports_sources = "include/*", "cmake/*", "CMakeLists.txt"
+    exports_sources = "include/*", "cmake/*", "CMakeLists.txt", "LICENSE"
     no_copy_source = True
 
     def set_version(self):
@@ -59,6 +60,7 @@ class AdxConan(ConanFile):
         self.info.clear()
 
     def package(self):
+        copy(self, "LICENSE", src=self.source_folder, dst=os.path.join(self.package_folder, "licenses"))
         copy(self, "*.hpp", src=os.path.join(self.source_folder, "include"),
              dst=os.path.join(self.package_folder, "include"))
         cmake_dir = os.path.join(self.package_folder, self._cmake_modules_dir)

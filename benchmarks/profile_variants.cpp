@@ -108,7 +108,7 @@ void advection_variants() {
   std::vector<double> g(advection::n);
   tensor_form<advection> const two{a};
   auto flux = [](auto const& l, auto const& r) { return 0.5 * c * (l + r + c * (l - r)); };
-  auto twice = [&](tensor<V> const& x) {  // each flux fused into both cells' updates (to session 27)
+  auto twice = [&](tensor<V> const& x) {  // each flux fused into both cells' updates (the older form)
     tensor<V> q = x;
     for (int step = 0; step < advection::steps; ++step) {
       tensor<V> const q0s = q.slice(0, 0, n - 2), q1 = q.slice(0, 1, n - 1), q2 = q.slice(0, 2, n);

@@ -57,7 +57,7 @@ case "${1:-}" in
     # with both compilers, the demo's seed outputs) beside libFuzzer on random programs for
     # ADX_FUZZ_SECONDS (default 30; 0 skips it). One full build instead of a g++ one and a
     # sanitizer one: test_functional.cpp takes 50 s at g++ -Og, 37 s with clang and the
-    # sanitizers, 15 s with g++ -fsyntax-only (session 20). `scripts/dev.sh gcc` still builds and
+    # sanitizers, 15 s with g++ -fsyntax-only. `scripts/dev.sh gcc` still builds and
     # runs the suite with g++ -Og.
     # -O0: the nested test instantiations compile 2.7x faster than at -O1 and in a third of the
     # memory; at -O0 adx forces nothing inline (ADX_FORCE_INLINE, config.hpp). Every UBSan check
@@ -188,7 +188,7 @@ case "${1:-}" in
     # reported (every access is instrumented), the tests take 4 s instead of 2, and the build
     # 40 % less (support/tensor_programs.cpp: 31 -> 18 s). -g1: line tables are all the reports
     # need (CMAKE_CXX_FLAGS_DEBUG is emptied: its -g would come after). clang++: it compiles
-    # tensor_programs.cpp with ThreadSanitizer in 29 s where g++ takes 40 (session 20).
+    # tensor_programs.cpp with ThreadSanitizer in 29 s where g++ takes 40.
     install_missing clang libclang-rt-14-dev
     cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG= -DCMAKE_CXX_COMPILER=clang++ \
       -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF \

@@ -484,9 +484,7 @@ program generate(Source& src, generator_options const& opt = {}) {
   std::vector<double> sensitivity(n_in, 1.0);
   double candidate_sensitivity = 0;
   auto acceptable = [&](node const& n) {
-    // Without domains every node is taken, whatever its arguments. (Until session 21 the gamma
-    // functions were kept away from x < -2^31, where Boost's trigamma, which adx no longer uses,
-    // converted x to int.)
+    // Without domains every node is taken, whatever its arguments.
     if (!opt.domains) return true;
     // a - b, a / b and atan2(a, b) with a and b the same number (the same value, or the same
     // computation twice) are constants whose derivatives are zero only up to rounding noise;

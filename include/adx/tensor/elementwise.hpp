@@ -521,8 +521,8 @@ struct elementwise_node final : tape<T>::template node_with_inputs<elementwise_n
   /// the operands already, and the element's indices and epochs are not looked at.
   /// One loop serves both kinds of node: the test is the same at every element, so it is
   /// predicted; GCC takes it out of small loops (unswitching) but not out of a large element
-  /// loop such as sin's (objdump, session 15). Two compiled loops cost the -Og test build 5 s
-  /// on one file for no measured gain (session 14).
+  /// loop such as sin's (objdump shows it). Two compiled loops would cost the -Og test build
+  /// seconds per file for no measured gain.
   template <std::size_t K, std::array<bool, K> Summed = std::array<bool, K>{}>
   struct writer {
     static constexpr std::array<bool, K> summed = Summed;

@@ -141,7 +141,7 @@ struct lane_at {
 /// values' address and how it is read, per node its operands' views. The loops store vectors,
 /// and a vector store may alias anything (the intrinsics' vector types are may_alias), so fields
 /// read from the expression's leaves inside a loop are read again at every step: six loads and
-/// three branches per four elements in matmul_grad_32's fused sum (session 27). A view is a
+/// three branches per four elements in matmul_grad_32's fused sum. A view is a
 /// local whose address never escapes, so its fields stay in registers.
 /// A tensor operand; Active: its elements are the variables the loop records (type R).
 template <bool Active>
