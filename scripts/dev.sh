@@ -153,9 +153,13 @@ case "${1:-}" in
     cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF \
       -DADX_BENCH_TORCH="$([ "${ADX_BENCH_TORCH:-0}" = 1 ] && echo ON || echo OFF)" >/dev/null
     # both programs in one build, so that the two cores share all their files
-    cmake --build build-bench -j "$jobs" --target scalar_bench tensor_bench
+    cmake --build build-bench -j "$jobs" --target scalar_bench tensor_bench gradient_loop
     if ! ./build-bench/benchmarks/scalar_bench --benchmark_min_time=0.01 >build-bench/scalar_bench_check.txt 2>&1; then
       cat build-bench/scalar_bench_check.txt
+      exit 1
+    fi
+    if ! ./build-bench/benchmarks/gradient_loop --benchmark_min_time=0.01 >build-bench/gradient_loop_check.txt 2>&1; then
+      cat build-bench/gradient_loop_check.txt
       exit 1
     fi
     echo "adx: scalar_bench built and ran every benchmark once briefly" \

@@ -273,6 +273,8 @@ class tape {
     /// for a node that answers true the sweep is made again with reachability (tape::sweep).
     /// Asked only of a skipped node, so the scan costs nothing on the common path.
     virtual bool nonfinite() const = 0;
+    /// The lowest index backward may add to (the sweep stops below every index it wrote).
+    virtual index_type lowest_input() const noexcept { return 1; }
   };
   /// The base of a node whose inputs are listed in one place, Derived::for_inputs(f): it calls
   /// f(first, count) for each run of consecutive input indices (count 1 for a lone one; index
@@ -289,6 +291,14 @@ class tape {
     bool any_input_marked(std::uint8_t const* marks) const final {
       return static_cast<Derived const&>(*this).for_inputs(
           [marks](index_type first, std::size_t count) { return detail::any_marked(marks, first, count); });
+    }
+    index_type lowest_input() const noexcept final {
+      index_type low = ~index_type{0};
+      static_cast<Derived const&>(*this).for_inputs([&low](index_type first, std::size_t) {
+        if (first != 0 && first < low) low = first;
+        return false;
+      });
+      return low;
     }
   };
 
@@ -453,8 +463,20 @@ class tape {
       frames_.back().owns_sweep_state = true;
     }
     top = through_node(top);
+    // every adjoint outside [written_low_, written_high_] is zero: zero that range only, so that
+    // a sweep costs what it reaches, not the whole recording below it
+    if (written_low_ <= written_high_ && written_low_ < adj_.size())
+      std::fill(adj_.begin() + written_low_,
+                adj_.begin() + std::min<std::size_t>(std::size_t{written_high_} + 1, adj_.size()),
+                detail::constant<T>(0));
     if (adj_.size() < std::size_t{top} + 1) adj_.resize(std::size_t{top} + 1, detail::constant<T>(0));
-    std::fill_n(adj_.begin(), std::size_t{top} + 1, detail::constant<T>(0));
+    adj_[0] = detail::constant<T>(0);
+    written_low_ = top + 1;  // nothing written yet (seeds and the sweep lower it)
+    written_high_ = top;
+    // A recording swept before (a loop of backward calls on one recording, no tape_scope): the
+    // sweep notes the lowest index it writes and ends there, so that each costs what it reaches.
+    // A first sweep (a gradient from scratch) goes down to 1 without that bookkeeping.
+    floored_ = swept_ != 0;
     swept_ = top;
     seed_finite_ = true;
     seeds_.clear();
@@ -465,6 +487,7 @@ class tape {
     if (i == 0) return;
     if (i > swept_) throw gradient_error("adx: backward seed recorded after the sweep's top statement");
     adj_[i] = adj_[i] + v;
+    written_low_ = std::min(written_low_, i);
     seed_finite_ &= detail::all_finite(v);
     seeds_.push_back(i);
   }
@@ -688,6 +711,7 @@ class tape {
     std::vector<index_type> seeds;
     std::vector<std::uint8_t> reached, stops;
     index_type swept = 0;
+    index_type written_low = 1, written_high = 0;  ///< adjoints outside this range are zero
     bool seed_finite = true, reached_valid = false, track_reached = false;
   };
   struct frame {
@@ -705,12 +729,15 @@ class tape {
     std::swap(reached_, s.reached);
     std::swap(stops_, s.stops);
     std::swap(swept_, s.swept);
+    std::swap(written_low_, s.written_low);
+    std::swap(written_high_, s.written_high);
     std::swap(seed_finite_, s.seed_finite);
     std::swap(reached_valid_, s.reached_valid);
     std::swap(track_reached_, s.track_reached);
   }
   /// Saves the live sweep state and starts a fresh one (released_ stays: it belongs to the
-  /// recording, not to a sweep).
+  /// recording, not to a sweep). The fresh one is a spare's buffers, whose written range says
+  /// what its next begin_sweep zeroes.
   void stash_sweep_state() {
     if (stash_.size() == stashed_) stash_.emplace_back();
     swap_sweep_state(stash_[stashed_++]);
@@ -811,9 +838,9 @@ class tape {
   bool plain_sweep(index_type top) {
     auto const once = [&] {
       if constexpr (std::is_floating_point_v<T>)
-        return run_plain(top);
+        return floored_ ? run_plain<true>(top) : run_plain<false>(top);
       else
-        return run<false>(top);
+        return floored_ ? run<false, false, true>(top) : run<false>(top);
     };
     if (nodes_.empty() || top < nodes_.front()->first) return once(), true;  // no node: none is skipped
     seed_values_.clear();
@@ -827,11 +854,13 @@ class tape {
   /// The sweep over the statements and nodes at or below top. Careful: only what the seeds
   /// reach (reached_), which marks what it reaches; Checked: anomaly mode's checks as well.
   /// Returns false if (not Careful) a node skipped for its zero adjoints answers nonfinite().
-  template <bool Careful, bool Checked = false>
+  /// Floored: the sweep notes the lowest index it writes and ends below it (begin_sweep).
+  template <bool Careful, bool Checked = false, bool Floored = false>
   bool run(index_type top) {
     bool exact = true;
     T* const adj = adj_.data();
     std::uint8_t* const reach = Careful ? reached_.data() : nullptr;
+    index_type low = Floored ? written_low_ : 1;  // below it every adjoint is zero
     for_each_entry<false>(
         top,
         [&](index_type k, std::size_t n, detail::stored_index const* idx, T const* val) ADX_INLINE_LAMBDA {
@@ -852,16 +881,22 @@ class tape {
             } else {
               adj[i] += val[j] * a;
             }
+            if constexpr (Floored) low = std::min(low, i);
             if constexpr (Careful) reach[i] = 1;
           }
         },
         [&](node const& nd) {
-          if (Careful && !stops_.empty())
+          if (Careful && !stops_.empty()) {
             run_stopped_node(nd, adj, reach);
-          else if (!run_node(nd, adj, reach) && !Careful && exact)
+          } else if (run_node(nd, adj, reach)) {
+            if constexpr (Floored) low = std::min(low, nd.lowest_input());
+          } else if (!Careful && exact) {
             exact = !nd.nonfinite();
+          }
           if constexpr (Checked) check_node(nd, adj);
-        });
+        },
+        no_op{}, std::bool_constant<Floored>{}, low);
+    written_low_ = low;
     return exact;
   }
 
@@ -871,11 +906,13 @@ class tape {
   /// memory that is a store-to-load round trip on the critical path of every statement (about
   /// twice an addition's latency); here that one adjoint stays in `held` until statement k - 1
   /// reads it. The operations and their order are those of run<false>.
+  template <bool Floored>
   bool run_plain(index_type top) {
     bool exact = true;
     T* const adj = adj_.data();
     index_type held = 0;  // 0, or the index whose adjoint is held_value and not yet stored
     T held_value = 0;
+    index_type low = Floored ? written_low_ : 1;  // below it every adjoint is zero
     auto const flush = [&] {
       if (held) adj[held] = held_value;
       held = 0;
@@ -895,22 +932,28 @@ class tape {
           // one jump per statement instead of a loop whose exit mispredicts when the operand
           // counts vary (matvec_quad's gradient 68 -> 64 us; lse, normal_lpdf, prod_sum and
           // advection 2-3 % faster)
+          auto const add = [&](std::size_t j) ADX_INLINE_LAMBDA {
+            index_type const o = static_cast<index_type>(idx[j]);
+            adj[o] += val[j] * a;
+            if constexpr (Floored) low = std::min(low, o);
+          };
           switch (n) {
             case 4:
-              adj[static_cast<index_type>(idx[3])] += val[3] * a;
+              add(3);
               [[fallthrough]];
             case 3:
-              adj[static_cast<index_type>(idx[2])] += val[2] * a;
+              add(2);
               [[fallthrough]];
             case 2:
-              adj[static_cast<index_type>(idx[1])] += val[1] * a;
+              add(1);
               [[fallthrough]];
             case 1:
               break;
             default:
-              for (std::size_t j = n; --j > 0;) adj[static_cast<index_type>(idx[j])] += val[j] * a;
+              for (std::size_t j = n; --j > 0;) add(j);
           }
           index_type const i = static_cast<index_type>(idx[0]);
+          if constexpr (Floored) low = std::min(low, i);
           T const v = adj[i] + val[0] * a;
           // held_value is assigned on every operand statement's path, so its old value is dead
           // once read into a. Assigned only when held (as before), it stayed live beside a and v,
@@ -924,10 +967,15 @@ class tape {
         },
         [&](node const& nd) {
           flush();
-          if (!run_node(nd, adj, nullptr) && exact) exact = !nd.nonfinite();
+          if (run_node(nd, adj, nullptr)) {
+            if constexpr (Floored) low = std::min(low, nd.lowest_input());
+          } else if (exact) {
+            exact = !nd.nonfinite();
+          }
         },
-        flush);
+        flush, std::bool_constant<Floored>{}, low);
     flush();
+    written_low_ = low;
     return exact;
   }
 
@@ -964,19 +1012,25 @@ class tape {
   struct no_op {  // for_each_entry's on_block by default
     void operator()() const noexcept {}
   };
+  /// for_each_entry's floor by default (not Floored): every entry is visited.
+  static constexpr index_type no_floor = 0;
   /// Calls statement(k, n, operands, partials) for each statement at or below top,
   /// on_node(nd) for each node whose outputs are, and on_block() at each block of independent
   /// variables (which have nothing to pass on): from the last down to the first (the sweep's
   /// order: run and run_plain) or, with `Upward`, in recording order. Always inlined: the sweeps'
   /// state (run_plain's held adjoint) stays in registers. A chunk's entries can be read only from its end (a long
   /// statement's operand count follows its operands), so upward each chunk is listed first, then visited.
-  template <bool Upward, class OnStatement, class OnNode, class OnBlock = no_op>
+  /// Floored (downward only): stop once every entry left is below floor, which statement and
+  /// on_node may lower as they go.
+  template <bool Upward, class OnStatement, class OnNode, class OnBlock = no_op, bool Floored = false>
   ADX_ALWAYS_INLINE void for_each_entry(index_type top, OnStatement&& statement, OnNode&& on_node,
-                                        OnBlock&& on_block = {}) {
+                                        OnBlock&& on_block = {}, std::bool_constant<Floored> = {},
+                                        index_type const& floor = no_floor) {
     auto const& chunks = arena_.chunks();
     std::size_t const used_chunks = chunks.empty() ? 0 : arena_.current_chunk() + 1;
     if constexpr (!Upward) {
-      for (std::size_t c = used_chunks; c-- > 0;) chunk_entries_down(c, top, statement, on_node, on_block);
+      for (std::size_t c = used_chunks; c-- > 0;)
+        if (!chunk_entries_down<Floored>(c, top, statement, on_node, on_block, floor)) break;
     } else {
       struct entry {
         index_type k;
@@ -1005,19 +1059,21 @@ class tape {
       }
     }
   }
-  /// for_each_entry's walk down one chunk c.
-  template <class OnStatement, class OnNode, class OnBlock>
-  ADX_ALWAYS_INLINE void chunk_entries_down(std::size_t c, index_type top, OnStatement&& statement, OnNode&& on_node,
-                                            OnBlock&& on_block) {
+  /// for_each_entry's walk down one chunk c; false once the entries left are all below floor.
+  template <bool Floored = false, class OnStatement, class OnNode, class OnBlock>
+  ADX_ALWAYS_INLINE bool chunk_entries_down(std::size_t c, index_type top, OnStatement&& statement, OnNode&& on_node,
+                                            OnBlock&& on_block, index_type const& floor = no_floor) {
     auto const& chunks = arena_.chunks();
     auto const& ch = chunks[c];
-    if (ch.stmts == 0 || ch.first > top) return;
+    if (ch.stmts == 0 || ch.first > top) return true;
     detail::operand_count const* const count = ch.count.get();
     detail::stored_index const* const idx = ch.idx.get();
     T const* const val = ch.val.get();
     std::size_t pos = ch.args;
     index_type k = c == arena_.current_chunk() ? n_ + 1 : static_cast<index_type>(chunks[c + 1].first);
     for (std::size_t s = ch.stmts; s-- > 0;) {
+      if constexpr (Floored)
+        if (k <= floor) return false;  // the entries left are below every index with an adjoint
       std::size_t n = static_cast<std::uint8_t>(count[s]);
       if (n >= block_statement) [[unlikely]] {
         std::size_t const header = static_cast<index_type>(idx[--pos]);
@@ -1038,6 +1094,7 @@ class tape {
       pos -= n;
       if (k <= top) statement(k, n, idx + pos, val + pos);  // above top: after the seeds, not in their cone
     }
+    return true;
   }
 
   [[noreturn]] static void throw_released() {
@@ -1087,6 +1144,8 @@ class tape {
   bool seed_finite_ = true;
   bool track_reached_ = false;
   index_type swept_ = 0;
+  index_type written_low_ = 1, written_high_ = 0;  // adj_ is zero outside this range
+  bool floored_ = false;                           // this sweep ends below its lowest write
   std::vector<T> adj_;
   // The last index of the block of variables that is the tape's last entry, if it is (else
   // no_block, which n_ never equals before the tape is full). Not next to n_: GCC would store
