@@ -166,7 +166,7 @@ struct out_gradient {
 
 // ---- what the inner function captures ---------------------------------------------------------
 
-constexpr double x0 = 1.5, y0 = 2.0;
+constexpr double at_x = 1.5, at_y = 2.0;
 
 /// g(x, y) = x y^2 + sin(x) y, the inner function capturing the outer input x:
 /// dg/dy = 2 x y + sin x; d/dx of that = 2 y + cos x; d2g/dy2 = 2 x, d/dx = 2.
@@ -174,9 +174,9 @@ struct captures_input {
   static constexpr char const* name = "captured input";
   template <class Inner, class X>
   static auto h(X const& x) {
-    return Inner::d([&](auto y) { return x * y * y + sin(x) * y; }, y0);
+    return Inner::d([&](auto y) { return x * y * y + sin(x) * y; }, at_y);
   }
-  static double first() { return 2 * y0 + std::cos(x0); }
+  static double first() { return 2 * at_y + std::cos(at_x); }
   static double second() { return 2.0; }
 };
 /// The inner function capturing an intermediate u = x^2 of the outer call:
@@ -186,10 +186,10 @@ struct captures_intermediate {
   template <class Inner, class X>
   static auto h(X const& x) {
     auto const u = eval(x * x);
-    return Inner::d([&](auto y) { return u * y * y + sin(x) * y; }, y0);
+    return Inner::d([&](auto y) { return u * y * y + sin(x) * y; }, at_y);
   }
-  static double first() { return 4 * x0 * y0 + std::cos(x0); }
-  static double second() { return 4 * x0; }
+  static double first() { return 4 * at_x * at_y + std::cos(at_x); }
+  static double second() { return 4 * at_x; }
 };
 using captures = mp::mp_list<captures_input, captures_intermediate>;
 
@@ -202,7 +202,7 @@ double mixed_partial() {
     else
       return eval(x * x * y * y + sin(x) * y);
   };
-  auto const h = functional::hessian(g, std::make_tuple(x0, y0));
+  auto const h = functional::hessian(g, std::make_tuple(at_x, at_y));
   return std::get<1>(std::get<0>(h)).data()[0];
 }
 
@@ -216,14 +216,14 @@ TEST_CASE_TEMPLATE("closure matrix: every inner transform inside the outer trans
     CHECK(close(pair, C::first()));
     mp::mp_for_each<first_order_inner>([&](auto in) {
       using In = decltype(in);
-      double const got = Outer::d([](auto const& x) { return C::template h<In>(x); }, x0);
+      double const got = Outer::d([](auto const& x) { return C::template h<In>(x); }, at_x);
       INFO(Outer::name, " over ", C::name);
       CHECK(close(got, C::first()));
       CHECK(close(got, pair));
     });
     mp::mp_for_each<second_order_inner>([&](auto in) {
       using In = decltype(in);
-      double const got = Outer::d([](auto const& x) { return C::template h<In>(x); }, x0);
+      double const got = Outer::d([](auto const& x) { return C::template h<In>(x); }, at_x);
       INFO(Outer::name, " over a second-order inner transform, ", C::name);
       CHECK(close(got, C::second()));
     });
@@ -308,11 +308,11 @@ TEST_CASE("a tensor inner transform over a captured scalar") {
     return functional::jvp([&](auto const& y) { return sum(x * y * y + sin(x) * y); }, Y, tensor<double>{1.0, 0.0})
         .second;
   };
-  double const want = 2 * 2.0 + std::cos(x0);
-  CHECK(close(primal(grad(h_grad)(x0)), want));
-  CHECK(close(primal(derivative<1>(h_grad, x0)[1]), want));
-  CHECK(close(primal(grad(h_jacrev)(x0)), want));
-  CHECK(close(primal(derivative<1>(h_jvp, x0)[1]), want));
+  double const want = 2 * 2.0 + std::cos(at_x);
+  CHECK(close(primal(grad(h_grad)(at_x)), want));
+  CHECK(close(primal(derivative<1>(h_grad, at_x)[1]), want));
+  CHECK(close(primal(grad(h_jacrev)(at_x)), want));
+  CHECK(close(primal(derivative<1>(h_jvp, at_x)[1]), want));
 }
 
 TEST_CASE("a physics-informed loss: the weights' gradient of a loss on u_xx") {
@@ -432,10 +432,10 @@ TEST_CASE("gradient of AD arguments: differentiable, not stale") {
   // that the caller can differentiate again
   tape_scope<var<double>> s;
   std::vector<var<double>> x{var<double>(1.5), var<double>(2.0)};
-  auto const g = gradient([](auto const& v) { return v[0] * v[0] * v[1]; }, x);  // {2 x0 x1, x0^2}
+  auto const g = gradient([](auto const& v) { return v[0] * v[0] * v[1]; }, x);  // {2 at_x x1, at_x^2}
   CHECK(g[0].value() == 6.0);
   CHECK(g[1].value() == 2.25);
-  backward(g[0]);  // d(2 x0 x1) = {2 x1, 2 x0}
+  backward(g[0]);  // d(2 at_x x1) = {2 x1, 2 at_x}
   CHECK(x[0].adjoint() == 4.0);
   CHECK(x[1].adjoint() == 3.0);
 }
@@ -454,4 +454,57 @@ TEST_CASE("tape_scope: ending out of order throws and pops nothing") {
   CHECK(t.depth() == depth + 1);
   sa->~S();
   CHECK(t.depth() == depth);
+}
+
+// ---- the other columns: captured parameters, custom functions, the tape-level APIs ----------
+
+TEST_CASE("every inner transform over a captured parameter, inside grad over the weights") {
+  // loss(p) = d/dy [p y^2 + sin(p) y] at at_y = 2 p at_y + sin p; d loss / dp = 2 at_y + cos p
+  parameter<double> p{tensor<double>{at_x}, "p"};
+  parameter_list<double> const w{p};
+  mp::mp_for_each<first_order_inner>([&](auto in) {
+    using In = decltype(in);
+    auto const g = grad([&] { return In::d([&](auto y) { return p[0] * y * y + sin(p[0]) * y; }, at_y); }, none, w)();
+    CHECK(close(g[0][0], captures_input::first()));
+  });
+  mp::mp_for_each<second_order_inner>([&](auto in) {
+    using In = decltype(in);
+    auto const g = grad([&] { return In::d([&](auto y) { return p[0] * y * y + sin(p[0]) * y; }, at_y); }, none, w)();
+    CHECK(close(g[0][0], captures_input::second()));
+  });
+}
+
+TEST_CASE("a custom function inside and outside nested transforms") {
+  // cube(t) = t^3 with its own (generic) jvp and vjp; inner d/dy [x cube(y)] = 3 x y^2, d/dx = 3 y^2
+  auto cube = custom_function([](auto t) { return t * t * t; }, [](auto t, auto dt) { return 3.0 * t * t * dt; },
+                              [](auto t, auto ybar) { return 3.0 * t * t * ybar; });
+  auto h = [&](auto const& x) { return grad([&](auto y) { return x * cube(y); })(at_y); };
+  CHECK(close(primal(grad(h)(at_x)), 3 * at_y * at_y));
+  CHECK(close(derivative<1>(h, at_x)[1], 3 * at_y * at_y));
+  // the custom function of the outer variable inside the inner one: d/dy [cube(x) y^2] = 2 x^3 y,
+  // d/dx = 6 x^2 y
+  auto k = [&](auto const& x) { return derivative<1>([&](auto y) { return cube(x) * y * y; }, at_y)[1]; };
+  CHECK(close(primal(grad(k)(at_x)), 6 * at_x * at_x * at_y));
+  CHECK(close(primal(functional::jacrev(k, at_x).data()[0]), 6 * at_x * at_x * at_y));
+}
+
+TEST_CASE("autograd::grad and gradients with create_graph inside a transform's function") {
+  // the function records its own inner variable one level above its argument and asks the
+  // tape-level APIs for d/dy (x y^2) = 2 x y, which stays differentiable in x: d/dx = 2 y
+  auto with_autograd = [](auto const& x) {
+    using S = std::remove_cvref_t<decltype(x)>;
+    var<S> const y(2.0);
+    var<S> const z = x * y * y;
+    return *autograd::grad(z, y, {}, std::nullopt, true)[0];
+  };
+  auto with_gradients = [](auto const& x) {
+    using S = std::remove_cvref_t<decltype(x)>;
+    var<S> const y(2.0);
+    var<S> const z = x * y * y;
+    return *gradients(z, y)[0];
+  };
+  CHECK(primal(grad(with_autograd)(at_x)) == 4.0);
+  CHECK(primal(grad(with_gradients)(at_x)) == 4.0);
+  CHECK(derivative<1>(with_autograd, at_x)[1] == 4.0);
+  CHECK(primal(functional::jacrev(with_gradients, at_x).data()[0]) == 4.0);
 }
