@@ -2,7 +2,7 @@
 // number), so branches in user code behave as they do on doubles; they are not differentiable.
 #pragma once
 
-#include <ostream>
+#include <iosfwd>
 
 #include "adx/core/expr.hpp"
 
@@ -34,9 +34,10 @@ constexpr bool isfinite(X const& x) {
   return isfinite(primal(x));
 }
 
-/// Prints the value (one level down, recursively), like the number it stands for.
-template <ad_operand X>
-std::ostream& operator<<(std::ostream& os, X const& x) {
+/// Prints the value (one level down, recursively), like the number it stands for. (A template
+/// over the stream, so that only a program that prints pays for <ostream>.)
+template <class CharT, class Traits, ad_operand X>
+std::basic_ostream<CharT, Traits>& operator<<(std::basic_ostream<CharT, Traits>& os, X const& x) {
   return os << value(x);
 }
 

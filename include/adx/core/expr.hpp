@@ -20,92 +20,14 @@
 #include "adx/config.hpp"
 #include "adx/core/operand_pack.hpp"
 #include "adx/core/source_location.hpp"
+#include "adx/core/sum.hpp"
 #include "adx/core/traits.hpp"
+#include "adx/core/value.hpp"
 
 namespace adx {
 namespace detail {
 
-/// A constant operand (a plain number, or a value one nesting level down). Never active.
-template <class C>
-struct const_leaf {
-  using ad_type = void;
-  static constexpr std::size_t n_active = 0;
-  C value;
-  constexpr C const& val() const noexcept { return value; }
-};
-
-template <class X>
-struct is_const_leaf : std::false_type {};
-template <class C>
-struct is_const_leaf<const_leaf<C>> : std::true_type {};
-
-// ---- values and constants at any level ------------------------------------------------------
-
-/// A constant of type T holding the number c (inactive at every level).
-template <class T, class C>
-constexpr T constant(C const& c) {
-  if constexpr (std::is_arithmetic_v<T>)
-    return static_cast<T>(c);
-  else if constexpr (is_lanes<T>)
-    return T(static_cast<double>(c));
-  else
-    return ad_traits<T>::constant(constant<value_type_t<T>>(c));
-}
-
-/// Turns x (a number, a T, a lower-level AD value or an expression evaluating to T) into a T.
-/// Expressions at T's own level are evaluated (and, for var, recorded as a statement).
-template <class T, class X>
-constexpr T to_value(X&& x) {
-  using D = std::remove_cvref_t<X>;
-  if constexpr (std::is_same_v<D, T>)
-    return std::forward<X>(x);
-  else if constexpr (std::is_arithmetic_v<D>)
-    return constant<T>(x);
-  else if constexpr (level_v<D> < level_v<T>)
-    return ad_traits<T>::constant(to_value<value_type_t<T>>(std::forward<X>(x)));
-  else
-    return T(std::forward<X>(x));
-}
-
-/// The value one level down of an operand; a plain number is its own value.
-template <class X>
-constexpr decltype(auto) value_of(X const& x) {
-  if constexpr (ad_operand<X>)
-    return x.val();
-  else
-    return (x);
-}
-
-/// The plain number at the bottom of any nesting.
-template <class X>
-constexpr innermost_t<X> primal_of(X const& x) {
-  if constexpr (ad_operand<X>)
-    return primal_of(x.val());
-  else
-    return x;
-}
-
-/// True if every component of x at every level is finite. Components recorded on another tape
-/// (the value of a var) are that tape's business; dual tangents are checked here.
-template <class X>
-constexpr bool all_finite(X const& x) {
-  if constexpr (std::is_arithmetic_v<X>)
-    return std::isfinite(x);
-  else
-    return ad_traits<X>::all_finite(x);
-}
-
 // ---- the node -------------------------------------------------------------------------------
-
-/// Evaluates a rule's value as a T. Rules whose branches return different types (max, clamp,
-/// where) define value_as<T>; the others define value.
-template <class Rule, class T, class... A>
-constexpr T evaluate_rule(A const&... a) {
-  if constexpr (requires { Rule::template value_as<T>(a...); })
-    return Rule::template value_as<T>(a...);
-  else
-    return to_value<T>(Rule::value(a...));
-}
 
 template <class Op>
 inline constexpr bool is_active_op = (Op::n_active > 0);
@@ -148,12 +70,13 @@ class expr : public expr_tag {
     if constexpr (active<2>)
       pack_get<2>(ops_).template push<Pos + leaves_before<2>>(w, to_value<value_type>(m * partial_at<2>(indices{})));
   }
-  /// Reverse, at the root (multiplier one, so no multiplication).
-  template <class W>
+  /// Reverse, at the root (multiplier one, so no multiplication), or as a term of a sum at the
+  /// root (core/sum.hpp), whose leaves before it Pos counts.
+  template <std::size_t Pos = 0, class W>
   ADX_ALWAYS_INLINE void push(W& w) const {
-    if constexpr (active<0>) pack_get<0>(ops_).template push<0>(w, partial_at<0>(indices{}));
-    if constexpr (active<1>) pack_get<1>(ops_).template push<leaves_before<1>>(w, partial_at<1>(indices{}));
-    if constexpr (active<2>) pack_get<2>(ops_).template push<leaves_before<2>>(w, partial_at<2>(indices{}));
+    if constexpr (active<0>) pack_get<0>(ops_).template push<Pos>(w, partial_at<0>(indices{}));
+    if constexpr (active<1>) pack_get<1>(ops_).template push<Pos + leaves_before<1>>(w, partial_at<1>(indices{}));
+    if constexpr (active<2>) pack_get<2>(ops_).template push<Pos + leaves_before<2>>(w, partial_at<2>(indices{}));
   }
 
   /// Forward: the directional derivative, sum over active operands of partial * tangent.
@@ -273,11 +196,35 @@ using node_scalar_t = typename node_scalar<X...>::type;
 template <class Rule, class... X>
 using node_t = expr<Rule, decltype(wrap<node_scalar_t<X...>>(std::declval<X>()))...>;
 
-/// Builds Rule's node over the operands, or evaluates Rule on plain numbers directly.
+template <class X, class S>
+inline constexpr bool is_sum_over = false;
+template <class S, class Terms>
+inline constexpr bool is_sum_over<sum_expr<S, Terms>, S> = true;
+
+/// `x + y` or `x - y` (Neg) with an AD operand: a sum node of two terms, or x's terms and y if
+/// x is a sum of the same scalar.
+template <bool Neg, class X, class Y>
+constexpr auto make_sum(X&& x, Y&& y) {
+  using S = node_scalar_t<X, Y>;
+  using B = decltype(wrap<S>(std::forward<Y>(y)));
+  if constexpr (is_sum_over<std::remove_cvref_t<X>, S>) {
+    using terms = typename std::remove_cvref_t<X>::terms_type;
+    return sum_expr<S, sum_terms<terms, B, Neg>>(sum_extend_t{}, x.terms(), x.val(), wrap<S>(std::forward<Y>(y)));
+  } else {
+    using A = decltype(wrap<S>(std::forward<X>(x)));
+    return sum_expr<S, sum_terms<sum_terms<no_terms, A, false>, B, Neg>>(sum_pair_t{}, wrap<S>(std::forward<X>(x)),
+                                                                          wrap<S>(std::forward<Y>(y)));
+  }
+}
+
+/// Builds Rule's node over the operands, or evaluates Rule on plain numbers directly. Addition
+/// and subtraction make sum nodes (core/sum.hpp).
 template <class Rule, class... X>
 constexpr auto make_expr(X&&... x) {
   if constexpr (!(ad_operand<X> || ...))
     return evaluate_rule<Rule, plain_result_t<X...>>(x...);
+  else if constexpr (requires { Rule::sum_term_negative; })
+    return make_sum<Rule::sum_term_negative>(std::forward<X>(x)...);
   else
     return node_t<Rule, X...>(wrap<node_scalar_t<X...>>(std::forward<X>(x))...);
 }
@@ -320,6 +267,8 @@ template <class Rule, class... X>
 ADX_ALWAYS_INLINE constexpr auto make_expr_inline(X&&... x) {
   if constexpr (!(ad_operand<X> || ...))
     return evaluate_rule<Rule, plain_result_t<X...>>(x...);
+  else if constexpr (requires { Rule::sum_term_negative; })
+    return make_sum<Rule::sum_term_negative>(std::forward<X>(x)...);
   else
     return node_t<Rule, X...>(wrap<node_scalar_t<X...>>(std::forward<X>(x))...);
 }

@@ -17,7 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <sstream>
+#include <cstdio>
 #include <string>
 #include <type_traits>
 #include "adx/core/source_location.hpp"
@@ -124,6 +124,27 @@ struct expression_text<N<Rule, Ops...>> {
   }
 };
 
+/// A sum node (core/sum.hpp) reads as the binary nodes it stands for: a + b - c is
+/// "sub(add(a, b), c)".
+template <class Terms>
+struct sum_text;
+template <class T>
+struct sum_text<sum_terms<no_terms, T, false>> : expression_text<T> {};
+template <class Prev, class T, bool Neg>
+struct sum_text<sum_terms<Prev, T, Neg>> {
+  static constexpr std::size_t length = 4 + sum_text<Prev>::length + 2 + expression_text<T>::length + 1;
+  static constexpr char* write(char* out) {
+    for (char const* c = Neg ? "sub(" : "add("; *c != 0; ++c) *out++ = *c;
+    out = sum_text<Prev>::write(out);
+    *out++ = ',', *out++ = ' ';
+    out = expression_text<T>::write(out);
+    *out++ = ')';
+    return out;
+  }
+};
+template <class S, class Terms>
+struct expression_text<sum_expr<S, Terms>> : sum_text<Terms> {};
+
 template <class E>
 inline constexpr auto expression_chars = [] {
   std::array<char, expression_text<E>::length + 1> text{};
@@ -138,27 +159,32 @@ constexpr char const* describe_expression() noexcept {
 }
 
 inline std::string describe_origin(std::uint32_t statement, statement_origin const& o) {
-  std::ostringstream os;
-  os << "statement " << statement;
-  if (!o.known()) {
-    os << " (recorded outside anomaly mode)";
-    return os.str();
+  std::string s = "statement " + std::to_string(statement);
+  if (!o.known()) return s + " (recorded outside anomaly mode)";
+  s += ", ";
+  s += o.operation;
+  if (o.located()) {
+    s += ", recorded at ";
+    s += o.where.file_name();
+    s += ':' + std::to_string(o.where.line()) + " in ";
+    s += o.where.function_name();
+  } else {
+    s += " (no source line: a compound assignment or a statement adx recorded itself)";
   }
-  os << ", " << o.operation;
-  if (o.located())
-    os << ", recorded at " << o.where.file_name() << ':' << o.where.line() << " in " << o.where.function_name();
-  else
-    os << " (no source line: a compound assignment or a statement adx recorded itself)";
-  return os.str();
+  return s;
 }
 
+/// A number as a stream prints it by default (six significant digits, "inf", "nan").
 template <class T>
 std::string number_text(T const& v) {
   auto const x = primal_of(v);
   if (x != x) return "nan";  // whatever its sign bit
-  std::ostringstream os;
-  os << x;
-  return os.str();
+  char text[64];
+  if constexpr (std::is_same_v<std::remove_cv_t<decltype(x)>, long double>)
+    std::snprintf(text, sizeof text, "%Lg", x);
+  else
+    std::snprintf(text, sizeof text, "%g", static_cast<double>(x));
+  return text;
 }
 
 }  // namespace detail

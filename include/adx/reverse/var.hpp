@@ -21,7 +21,11 @@
 #include "adx/core/source_location.hpp"
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(_M_X64))
+#if defined(__AVX2__)
 #include <immintrin.h>
+#else
+#include <emmintrin.h>  // SSE2 only: a twentieth of <immintrin.h>'s parsing
+#endif
 #define ADX_VAR_STORES 1
 #else
 #define ADX_VAR_STORES 0
@@ -171,16 +175,11 @@ class var {
   // Assigning an expression or a number goes through the converting constructors above and the
   // copy assignment below: the conversion runs where the assignment is written, so anomaly
   // mode sees that line (an operator= cannot take a defaulted source_location of its own).
-  // Copies are written field by field on purpose: a var is usually read right after its
-  // fields were stored one by one (by the constructor that recorded it), and a 16-byte block
-  // copy of it would stall on store-to-load forwarding (measured: 3x slower recordings).
-  constexpr var(var const& o) noexcept : value_(o.value_), index_(o.index_), epoch_(o.epoch_) {}
-  constexpr var& operator=(var const& o) noexcept {
-    value_ = o.value_;
-    index_ = o.index_;
-    epoch_ = o.epoch_;
-    return *this;
-  }
+  // Copies are trivial, so that a var, and every expression holding vars, is trivially
+  // copyable: an expression's operands are then copied as plain memory, with no copy
+  // constructor to compile for each expression type.
+  constexpr var(var const& o) noexcept = default;
+  constexpr var& operator=(var const& o) noexcept = default;
 
   template <class X>
   ADX_ALWAYS_INLINE var& operator+=(X const& x) {

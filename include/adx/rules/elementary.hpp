@@ -67,6 +67,8 @@ struct neg_rule {
 };
 struct add_rule {
   static constexpr char const* name = "add";
+  /// Over an AD operand, a term of a sum node (core/sum.hpp): added.
+  static constexpr bool sum_term_negative = false;
   static constexpr bool lanes = true;
   template <class X, class Y>
   static constexpr auto value(X const& x, Y const& y) {
@@ -79,6 +81,8 @@ struct add_rule {
 };
 struct sub_rule {
   static constexpr char const* name = "sub";
+  /// Over an AD operand, a term of a sum node (core/sum.hpp): subtracted.
+  static constexpr bool sum_term_negative = true;
   static constexpr bool lanes = true;
   template <class X, class Y>
   static constexpr auto value(X const& x, Y const& y) {
