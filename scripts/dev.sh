@@ -32,8 +32,9 @@ install_missing() {
     echo "adx: installing ${missing[*]}"
     local sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    # Waits for the package lock (another apt or an unattended upgrade) instead of failing.
+    $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >/dev/null
   fi
 }
 
@@ -115,7 +116,7 @@ case "${1:-}" in
     install_missing python3 python3-matplotlib
     if [ "${ADX_BENCH_TORCH:-0}" = 1 ] && ! dpkg -s libtorch-dev >/dev/null 2>&1; then
       [ "$(id -u)" -eq 0 ] && s="" || s="sudo"
-      DEBIAN_FRONTEND=noninteractive $s apt-get install -y -qq --no-install-recommends libtorch-dev >/dev/null
+      DEBIAN_FRONTEND=noninteractive $s apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends libtorch-dev >/dev/null
     fi
     cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF \
       -DADX_BENCH_TORCH=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
@@ -173,6 +174,13 @@ case "${1:-}" in
     fi
     echo "adx: tensor_bench built, checked and ran its small sizes once (build-bench/tensor_bench_check.txt)"
     ;;
+  bench-compile)
+    # The compile-time benchmark (benchmarks/compile): generated translation units timed with g++
+    # and clang++, printed as seconds and ratios to an Eigen matrix product compiled in the same
+    # run. One compile at a time; repetitions interleaved (ADX_COMPILE_REPS, default 3).
+    install_missing clang libeigen3-dev python3
+    python3 benchmarks/compile/run.py --reps "${ADX_COMPILE_REPS:-3}" --out build-compile --runtime
+    ;;
   fuzz)
     # libFuzzer decodes its inputs into random scalar programs (test/fuzz/fuzz_programs.cpp) and
     # checks every mode against the others; the corpus is kept in build-fuzz/corpus, a failing
@@ -206,7 +214,7 @@ case "${1:-}" in
     scripts/consumers.sh "${@:2}"
     ;;
   *)
-    echo "usage: scripts/dev.sh demo|test|gcc|bench|bench-tensor|format|bench-check|fuzz|tsan|consumers" >&2
+    echo "usage: scripts/dev.sh demo|test|gcc|bench|bench-tensor|bench-compile|format|bench-check|fuzz|tsan|consumers" >&2
     exit 2
     ;;
 esac

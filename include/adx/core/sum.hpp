@@ -50,23 +50,48 @@ struct sum_terms : Prev, sum_term<Prev::size, T, Neg, Prev::n_active> {
   }();
 };
 
+/// A long sum's terms push out of line, one function per term type and writer (positions
+/// are 0 for the tape's writer, so equal terms share it): the statement's function then holds a
+/// call per term instead of every term's code, which is what the compiler spends its time on.
+/// A short sum's terms are inlined.
+inline constexpr std::size_t inline_sum_leaves = 8;
+template <std::size_t Pos, class T, class W, class M>
+ADX_NOINLINE void push_outlined(T const& t, W& w, M const& m) {
+  t.template push<Pos>(w, m);
+}
+template <std::size_t Pos, class T, class W>
+ADX_NOINLINE void push_outlined(T const& t, W& w) {
+  t.template push<Pos>(w);
+}
+
 /// Hands term t the multiplier m (or neg, its negation, if subtracted).
-template <std::size_t Pos, std::size_t I, class T, bool Neg, std::size_t Before, class W, class M>
+template <bool Outline, std::size_t Pos, std::size_t I, class T, bool Neg, std::size_t Before, class W, class M>
 ADX_ALWAYS_INLINE void push_term(sum_term<I, T, Neg, Before> const& t, W& w, M const& m, M const& neg) {
-  if constexpr (T::n_active > 0) t.item.template push<Pos + Before>(w, Neg ? neg : m);
+  constexpr std::size_t at = leaf_position<W>(Pos + Before);
+  if constexpr (T::n_active == 0)
+    return;
+  else if constexpr (Outline)
+    push_outlined<at>(t.item, w, Neg ? neg : m);
+  else
+    t.item.template push<at>(w, Neg ? neg : m);
 }
 /// At the root of a statement: an added expression pushes without a multiplier, an added leaf
 /// takes one and a subtracted term minus one.
-template <std::size_t Pos, std::size_t I, class T, bool Neg, std::size_t Before, class W, class M>
+template <bool Outline, std::size_t Pos, std::size_t I, class T, bool Neg, std::size_t Before, class W, class M>
 ADX_ALWAYS_INLINE void push_root_term(sum_term<I, T, Neg, Before> const& t, W& w, M const& one, M const& minus_one) {
+  constexpr std::size_t at = leaf_position<W>(Pos + Before);
   if constexpr (T::n_active == 0)
     return;
+  else if constexpr (!ad_expression<T>)
+    t.item.template push<at>(w, Neg ? minus_one : one);  // a leaf: one call to the writer
+  else if constexpr (Outline && Neg)
+    push_outlined<at>(t.item, w, minus_one);
+  else if constexpr (Outline)
+    push_outlined<at>(t.item, w);
   else if constexpr (Neg)
-    t.item.template push<Pos + Before>(w, minus_one);
-  else if constexpr (ad_expression<T>)
-    t.item.template push<Pos + Before>(w);
+    t.item.template push<at>(w, minus_one);
   else
-    t.item.template push<Pos + Before>(w, one);
+    t.item.template push<at>(w);
 }
 /// Adds term t's tangent to r (F: the first active term, which starts r).
 template <std::size_t F, std::size_t I, class T, bool Neg, std::size_t Before, class V>
@@ -159,16 +184,16 @@ class sum_expr : public expr_tag {
   ADX_ALWAYS_INLINE void push_all(W& w, value_type const& m, std::index_sequence<I...>) const {
     if constexpr (Terms::any_negative) {
       value_type const neg = to_value<value_type>(-m);
-      (push_term<Pos, I>(terms_, w, m, neg), ...);
+      (push_term<outline, Pos, I>(terms_, w, m, neg), ...);
     } else {
-      (push_term<Pos, I>(terms_, w, m, m), ...);
+      (push_term<outline, Pos, I>(terms_, w, m, m), ...);
     }
   }
   template <std::size_t Pos, class W, std::size_t... I>
   ADX_ALWAYS_INLINE void root_all(W& w, std::index_sequence<I...>) const {
     value_type const one = constant<value_type>(1);
     value_type const minus_one = constant<value_type>(-1);
-    (push_root_term<Pos, I>(terms_, w, one, minus_one), ...);
+    (push_root_term<outline, Pos, I>(terms_, w, one, minus_one), ...);
   }
   template <std::size_t... I>
   ADX_ALWAYS_INLINE constexpr value_type tangent_all(std::index_sequence<I...>) const {
@@ -176,6 +201,8 @@ class sum_expr : public expr_tag {
     (add_tangent<Terms::first_active, I>(terms_, r), ...);
     return r;
   }
+
+  static constexpr bool outline = n_active > inline_sum_leaves;
 
   Terms terms_;
   value_type val_{};

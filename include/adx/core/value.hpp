@@ -26,6 +26,18 @@ struct is_const_leaf : std::false_type {};
 template <class C>
 struct is_const_leaf<const_leaf<C>> : std::true_type {};
 
+/// The position, among a statement's active leaves, that a node hands its child for writer W:
+/// `pos` for a writer that places operands by position (`static constexpr bool
+/// takes_positions = true`, the tensor nodes' writers), 0 for every other one, so that
+/// identical subtrees share one push however far into the statement they are.
+template <class W>
+constexpr std::size_t leaf_position(std::size_t pos) noexcept {
+  if constexpr (requires { W::takes_positions; })
+    return W::takes_positions ? pos : 0;
+  else
+    return 0;
+}
+
 // ---- values and constants at any level ------------------------------------------------------
 
 /// A constant of type T holding the number c (inactive at every level).

@@ -525,6 +525,7 @@ struct elementwise_node final : tape<T>::template node_with_inputs<elementwise_n
   /// seconds per file for no measured gain.
   template <std::size_t K, std::array<bool, K> Summed = std::array<bool, K>{}>
   struct writer {
+    static constexpr bool takes_positions = true;
     static constexpr std::array<bool, K> summed = Summed;
     static constexpr std::size_t n_summed = static_cast<std::size_t>(std::count(Summed.begin(), Summed.end(), true));
     /// Position J's slot among the stored (or among the summed) operands.
@@ -831,6 +832,7 @@ struct linear_node final : tape<T>::template node_with_inputs<linear_node<T>> {
 /// Receives the partials of one element of a linear expression, by push position.
 template <class T, std::size_t K>
 struct partial_writer {
+  static constexpr bool takes_positions = true;
   std::array<T, K> partial{};
   template <std::size_t J>
   ADX_ALWAYS_INLINE void add_at(index_type, epoch_type, T const& p) {
