@@ -66,17 +66,21 @@ class expr : public expr_tag {
     if constexpr (active<0>)
       pack_get<0>(ops_).template push<Pos>(w, to_value<value_type>(m * partial_at<0>(indices{})));
     if constexpr (active<1>)
-      pack_get<1>(ops_).template push<leaf_position<W>(Pos + leaves_before<1>)>(w, to_value<value_type>(m * partial_at<1>(indices{})));
+      pack_get<1>(ops_).template push<leaf_position<W>(Pos + leaves_before<1>)>(
+          w, to_value<value_type>(m * partial_at<1>(indices{})));
     if constexpr (active<2>)
-      pack_get<2>(ops_).template push<leaf_position<W>(Pos + leaves_before<2>)>(w, to_value<value_type>(m * partial_at<2>(indices{})));
+      pack_get<2>(ops_).template push<leaf_position<W>(Pos + leaves_before<2>)>(
+          w, to_value<value_type>(m * partial_at<2>(indices{})));
   }
   /// Reverse, at the root (multiplier one, so no multiplication), or as a term of a sum at the
   /// root (core/sum.hpp), whose leaves before it Pos counts.
   template <std::size_t Pos = 0, class W>
   ADX_ALWAYS_INLINE void push(W& w) const {
     if constexpr (active<0>) pack_get<0>(ops_).template push<Pos>(w, partial_at<0>(indices{}));
-    if constexpr (active<1>) pack_get<1>(ops_).template push<leaf_position<W>(Pos + leaves_before<1>)>(w, partial_at<1>(indices{}));
-    if constexpr (active<2>) pack_get<2>(ops_).template push<leaf_position<W>(Pos + leaves_before<2>)>(w, partial_at<2>(indices{}));
+    if constexpr (active<1>)
+      pack_get<1>(ops_).template push<leaf_position<W>(Pos + leaves_before<1>)>(w, partial_at<1>(indices{}));
+    if constexpr (active<2>)
+      pack_get<2>(ops_).template push<leaf_position<W>(Pos + leaves_before<2>)>(w, partial_at<2>(indices{}));
   }
 
   /// Forward: the directional derivative, sum over active operands of partial * tangent.
@@ -213,7 +217,7 @@ constexpr auto make_sum(X&& x, Y&& y) {
   } else {
     using A = decltype(wrap<S>(std::forward<X>(x)));
     return sum_expr<S, sum_terms<sum_terms<no_terms, A, false>, B, Neg>>(sum_pair_t{}, wrap<S>(std::forward<X>(x)),
-                                                                          wrap<S>(std::forward<Y>(y)));
+                                                                         wrap<S>(std::forward<Y>(y)));
   }
 }
 
