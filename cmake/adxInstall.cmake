@@ -5,6 +5,7 @@ include(CMakePackageConfigHelpers)
 set(ADX_INSTALL_CMAKEDIR ${CMAKE_INSTALL_DATADIR}/cmake/adx CACHE STRING "Where adx's CMake package files go")
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/adx DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/adx)
 install(TARGETS adx EXPORT adxTargets)
 install(EXPORT adxTargets NAMESPACE adx:: DESTINATION ${ADX_INSTALL_CMAKEDIR})
 

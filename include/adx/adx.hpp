@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: automatic differentiation for C++20. Includes every layer.
 #pragma once
 #include "adx/api/check.hpp"

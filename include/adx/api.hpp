@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx api: the gradient entry points (tf.gradients, torch.autograd, mindspore.grad, the
 // function transforms of torch.func / JAX, scalar derivative / gradient / hessian).
 #pragma once

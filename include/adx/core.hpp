@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx core: traits, the expression node and comparisons.
 #pragma once
 #include "adx/config.hpp"

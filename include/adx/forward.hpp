@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx forward mode: dual<T>.
 #pragma once
 #include "adx/forward/dual.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx reverse mode: var<T>, tape<T>, tape_scope.
 #pragma once
 #include "adx/reverse/tape.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx rules: every elementwise function's value and partials.
 #pragma once
 #include <boost/mp11/algorithm.hpp>

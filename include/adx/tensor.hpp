@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: the tensor layer (tensor<S>, fused elementwise expressions, reductions, matmul, concat,
 // printing).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: gradient checking, like torch.autograd.gradcheck / gradgradcheck.
 //
 //   check_grad(f, x, order = 1, options = {})  -> grad_check_report (never throws for a mismatch)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: derivative rules for a user's black-box function (JAX's custom_jvp + custom_vjp, a torch
 // autograd.Function).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: function transforms in the manner of torch.func / torch.autograd.functional and JAX
 // (namespace adx::functional), and MindSpore's jvp and vjp (namespace adx, beside adx::grad).
 //

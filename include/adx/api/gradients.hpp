@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: the seeds' reverse-mode gradient APIs over the tape. The API layer only composes: it
 // checks its arguments, seeds the outputs, sweeps once and collects the inputs' adjoints.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: the one place that decides at which nesting level a transform differentiates.
 //
 // A transform (grad, derivative, jacobian, hessian, jvp, vjp, gradient, ...) makes its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: MindSpore's functional gradient APIs.
 //
 //   grad(fn, grad_position, weights, has_aux, return_ids)        mindspore.grad

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: scalar entry points built on nesting. Each opens its own nested recording, so they may
 // be called while the caller is recording (the caller's tape is left as it was).
 //

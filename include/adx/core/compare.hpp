@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: comparisons and printing of AD operands. Comparisons look at values only (the innermost
 // number), so branches in user code behave as they do on doubles; they are not differentiable.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: the exception types. Each names the operation and the arguments that were wrong.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: the operands of an expression node, stored by value. A std::tuple would do the same job,
 // but every node type instantiates a tuple's whole class hierarchy and each std::get and
 // std::apply a chain of helpers; with thousands of node types in a program (every rule, at every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: a few doubles computed at once (`lanes`), for the tensor element loops over double and
 // var<double> (tensor/lanes.hpp). The rules (rules/elementary.hpp) are generic in their number
 // type, so a rule whose value and partials are branch-free (it says so with

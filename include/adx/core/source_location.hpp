@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: where a call was written, for anomaly mode (reverse/anomaly.hpp). source_location
 // would do, but libstdc++'s needs a compiler builtin that clang 14 lacks; the three builtins
 // used here exist in g++ and clang alike, and as default arguments they name the caller.

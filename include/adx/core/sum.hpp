@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: the sum node. `a + b - c + d` is one node of four terms, not three binary nodes nested
 // three deep: adding a term to a sum makes a sum of one more term. Its push hands every term the
 // statement's multiplier (or its negation) directly and its tangent adds the terms' tangents in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: what every layer needs to know about scalar types: which are AD scalars, how deeply
 // they nest, their value type one level down and the plain number at the bottom.
 #pragma once

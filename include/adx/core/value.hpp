@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: values at every nesting level: constants, conversions, the value one level down and at
 // the bottom, and a rule's value as a given type. What the expression nodes (core/expr.hpp,
 // core/sum.hpp) are built from.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: forward mode. dual<T> carries a value and one tangent; assigning an expression to it
 // evaluates the value (already in the node) and the tangent in one pass over the tree, with the
 // same rules as every other mode. Nesting (dual<dual<double>>, dual<var<double>>) gives higher

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: a few building blocks for small networks, written with the public tensor operations so
 // that they differentiate in every mode: a dense (fully connected) layer and two losses.
 #pragma once

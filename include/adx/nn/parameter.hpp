@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: named trainable tensors, what torch calls a leaf that requires grad and MindSpore a
 // Parameter.
 //

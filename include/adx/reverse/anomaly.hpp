@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: anomaly detection (torch.autograd.detect_anomaly). While a detect_anomaly scope is open
 // on a thread, every statement recorded there remembers its operation and the source line that
 // recorded it, and every backward sweep checks each contribution it adds: the first one that is

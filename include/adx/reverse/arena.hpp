@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: the tape's storage. One chunked arena holds the statements: per statement its operand
 // count (1 byte), per operand its index and partial. A statement and its operands always sit in
 // the same chunk, so the backward sweep runs one tight loop per chunk with no boundary tests.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: the per-thread switches of recording, no_grad (reverse/var.hpp) and anomaly mode
 // (reverse/anomaly.hpp). Both live in one word, so that recording a statement, the hot path,
 // tests them with one load: the word is zero unless a no_grad or detect_anomaly scope is open.

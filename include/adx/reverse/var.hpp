@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: reverse mode. var<T> is a value and the index of the statement that produced it on the
 // thread's tape<T>. Assigning an expression records one statement (the whole expression's
 // partials, computed at compile time by the rules); a copy shares the index (no recording).
@@ -55,8 +56,8 @@ struct var_runs {
   }
   /// x[i] = value v[i], index first + i, epoch e, for i < n. For var<double> (value, index,
   /// epoch: 16 bytes) whole vars are stored, two per 32-byte store with AVX2, one per 16-byte
-  /// store with SSE2. GCC vectorises the field-by-field loop into 8- and 4-byte stores and
-  /// extracts, no faster than without vectorisation (1000 vars: 630 ns; SSE2 350, AVX2 190-250).
+  /// store with SSE2. (GCC vectorises the field-by-field loop into 8- and 4-byte stores and
+  /// extracts, which runs no faster than the scalar loop.)
   template <class T>
   static void make(var<T>* x, T const* v, std::size_t n, index_type first, epoch_type e) noexcept {
     std::size_t i = 0;
@@ -84,9 +85,7 @@ struct var_runs {
     for (; i < n; ++i) x[i] = var<T>::recorded_active(v[i], first + static_cast<index_type>(i), e);
   }
   /// Whether x[i] has index first + i and epoch e for every i < n: no early exit, so that the
-  /// loop runs as vector instructions (lse's `adjoints` of 1000 inputs, test and copy: 690 ns
-  /// with a test that stopped at the first difference, 420 without, 300 with AVX2 loads of
-  /// whole vars).
+  /// loop runs as vector instructions (with AVX2, two whole vars per load).
   template <class T>
   static bool is_run(var<T> const* x, std::size_t n, index_type first, epoch_type e) noexcept {
     if (first == 0 || n - 1 > std::size_t{~index_type{0} - first}) return false;
@@ -287,7 +286,7 @@ void adjoints(std::span<var<T> const> x, std::type_identity_t<std::span<T>> out)
   auto const& t = tape<T>::current();
   if (x.empty()) return;
   // Variables made one after another in one recording (make_independent, a block): one check
-  // and a copy of their adjoint slots (lse's 1000 reads: 17 instructions each -> 10, callgrind).
+  // and a copy of their adjoint slots, instead of a check per var.
   index_type const first = x[0].index();
   epoch_type const e0 = x[0].epoch();
   if (detail::var_runs::is_run(x.data(), x.size(), first, e0)) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: every elementwise function, once. A rule is a struct with
 //   value(args...)                 the function (or value_as<T>(args...) where branches must
 //                                  agree on a type),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: the macros that write a rule's entry points: the scalar function and its elementwise
 // tensor overload (tensor/elementwise.hpp builds the tensor expression). Included by the rule
 // headers (elementary.hpp, gamma.hpp), each of which undefines them after its entry points

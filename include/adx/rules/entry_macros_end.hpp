@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: undefines the macros of entry_macros.hpp. A rule header includes it after its entry
 // points, so that the macros never reach its includers; one list, beside the definitions'.
 #undef ADX_UNARY_ENTRY_FOR

@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: MIT
 // adx: the gamma family, lgamma, tgamma, digamma, trigamma and polygamma<N>: rules and entry
 // points, as in elementary.hpp (see there for what a rule is). digamma and its derivatives are
-// computed here (polygamma_value below), not taken from Boost.Math, whose polygamma header took
-// about 2 s to parse: two thirds of the time of including adx/adx.hpp.
+// computed here (polygamma_value below), not taken from Boost.Math, whose polygamma header would
+// take longer to parse than all of adx.
 #pragma once
 
 #include <boost/mp11/list.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: concat and stack (torch.cat / torch.stack, tf.concat / tf.stack).
 //
 // For plain numbers and dual elements the result is a copy. For var elements (with gradients

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: the one BLAS dispatch point. C = op(A) op(B) (+ C), row-major, op = transpose or not.
 // float and double go to CBLAS when adx is built with it; every other element type (dual,
 // var, nested) takes the portable blocked kernel with the same interface, whose inner

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: the element loops of tensor expressions over double and var<double>, lane_width elements
 // at a time (core/simd.hpp), where every rule of the expression has a lane form. The loops in
 // elementwise.hpp and reduce.hpp call these when lane_ready says the expression's types allow
@@ -37,8 +38,7 @@ struct scalar_leaf;
 /// ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7)). The order does not depend on how the
 /// elements are computed (element by element, or on lanes of either width), so a value is the
 /// same on every path. Eight independent sums make a long sum cost n / 8 additions' latency
-/// instead of n (matmul_grad_32's fused sum over 1024 elements: 1.3 -> 0.6 us with its partials'
-/// stores), and round less than one running sum. Up to three elements it is the running sum.
+/// instead of n, and round less than one running sum. Up to three elements it is the running sum.
 template <class T>
 struct eight_sums {
   std::array<T, 8> s = filled(constant<T>(0));

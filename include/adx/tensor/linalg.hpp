@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: matrix products. matmul follows numpy: [m,k]x[k,n], batched [b,m,k]x[b,k,n] (a rank-2
 // side is shared by every batch), and rank-1 sides promoted and squeezed again.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: printing tensors as numpy prints arrays, e.g. [[1.41 1.6 6.6]\n [1.41 1.6 6.6]]:
 // elements separated by one space, nested brackets, each row of a matrix on its own line
 // indented by its depth. Each number is the primal value with at most 8 decimals and trailing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: reductions over all elements or one axis (sum, mean, prod, max, min, logsumexp, norm)
 // and what is built from them (softmax, log_softmax, dot, outer).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: tensor shapes, numpy broadcasting and the shape errors. A shape is a short list of
 // extents (rank 0 to max_rank); a rank-0 shape is a scalar holding one element.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // adx: tensor<S>, a dense row-major array of any scalar S (double, float, dual<...>, var<...>).
 //
 // Storage is a 64-byte aligned buffer shared between copies and copied on the first write
