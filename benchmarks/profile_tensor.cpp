@@ -1,4 +1,4 @@
-// tensor_profile: where the time of one adx tensor gradient goes (results/TENSOR_PROFILE.md).
+// tensor_profile: where the time of one adx tensor gradient goes (docs/performance.md).
 //
 //   tensor_profile PROBLEM [SECONDS]            stage split of adx, beside hand
 //   tensor_profile PROBLEM SECONDS --loop       only the adx gradient in a loop (for perf record

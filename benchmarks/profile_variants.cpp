@@ -1,6 +1,6 @@
-// tensor_variants: the one-off experiments behind results/TENSOR_PROFILE.md. Other ways of
-// writing the same tensor programs (to see which costs belong to the formulation and which to
-// the library), and the forward elementwise loop taken apart. CPU-time medians.
+// tensor_variants: other ways of writing the same tensor programs (to see which costs belong to
+// the formulation and which to the library), and the forward elementwise loop taken apart.
+// CPU-time medians.
 //
 //   OPENBLAS_NUM_THREADS=1 tensor_variants
 #include <time.h>

@@ -17,7 +17,7 @@
 namespace adx_bench::tensor_suite::adx_programs {
 
 // Needed: the operators and functions of a tensor expression (adx::detail::tensor_expr) are
-// not found by argument-dependent lookup outside namespace adx (see results/TENSOR_PROFILE.md).
+// not found by argument-dependent lookup outside namespace adx.
 using namespace adx;
 using V = adx::var<double>;
 using T = tensor<double>;
