@@ -63,7 +63,7 @@ installed() {  # ON|OFF: install adx to a prefix, then find_package(adx <version
   local blas=$1 build=$out/adx-blas-$1 prefix=$out/prefix-blas-$1
   rm -rf "$build" "$prefix"
   cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DADX_WITH_BLAS="$blas" -DADX_INSTALL=ON \
-    -DADX_BUILD_TESTS=OFF -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF
+    -DADX_BUILD_TESTS=OFF -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF -DADX_BUILD_EXAMPLES=OFF
   cmake --install "$build" --prefix "$prefix"
   test -f "$prefix/include/adx/adx.hpp"
   test -f "$prefix/share/cmake/adx/adxConfigVersion.cmake"

@@ -48,7 +48,7 @@ configure_build() {  # dir, extra cmake args...
 case "${1:-}" in
   demo)
     install_missing
-    configure_build build -DADX_BUILD_TESTS=OFF -DADX_BUILD_BENCHMARKS=OFF
+    configure_build build -DADX_BUILD_TESTS=OFF -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_EXAMPLES=OFF
     ./build/src/adx_demo
     ;;
   test)
@@ -57,15 +57,14 @@ case "${1:-}" in
     # so that both compilers must accept all of it; then ctest (the suite, the compile-fail cases
     # with both compilers, the demo's seed outputs) beside libFuzzer on random programs for
     # ADX_FUZZ_SECONDS (default 30; 0 skips it). One full build instead of a g++ one and a
-    # sanitizer one: test_functional.cpp takes 50 s at g++ -Og, 37 s with clang and the
-    # sanitizers, 15 s with g++ -fsyntax-only. `scripts/dev.sh gcc` still builds and
-    # runs the suite with g++ -Og.
+    # sanitizer one: g++'s -fsyntax-only takes a third of its -Og build's time. `scripts/dev.sh
+    # gcc` still builds and runs the suite with g++ -Og.
     # -O0: the nested test instantiations compile 2.7x faster than at -O1 and in a third of the
     # memory; at -O0 adx forces nothing inline (ADX_FORCE_INLINE, config.hpp). Every UBSan check
     # but `function` (calls through a function pointer cast to another type, which adx never
-    # makes): it emits type information for every function and cost 14 % of this build
-    # (measured on test_reference: 62 -> 54 s). -g1 (line tables): the reports' stack traces keep
-    # their files and lines, and the build takes 7 % less than with full debug information.
+    # makes): it emits type information for every function, a seventh of this build's time.
+    # -g1 (line tables): the reports' stack traces keep their files and lines, in less build time
+    # than full debug information takes.
     # CMAKE_CXX_FLAGS_DEBUG is emptied: its -g comes after ours and would win.
     install_missing clang libclang-rt-14-dev
     cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG= -DCMAKE_CXX_COMPILER=clang++ \
@@ -82,17 +81,30 @@ case "${1:-}" in
         -artifact_prefix=build-test/ build-test/corpus >build-test/fuzz.log 2>&1 &
       fuzz_pid=$!
     fi
-    if ! (cd build-test && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$jobs"); then
+    # The last line is the verdict: ctest's counts (and the fuzzer's, when it found a failure).
+    ctest_ok=1
+    (cd build-test && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure \
+      -j "$jobs") 2>&1 | tee build-test/ctest.log || ctest_ok=0
+    verdict() {  # ctest's "N% tests passed, F tests failed out of T" as "adx: P passed, F failed"
+      local counts
+      counts=$(grep -oE '[0-9]+ tests failed out of [0-9]+' build-test/ctest.log | tail -1 || true)
+      local failed=${counts%% *} total=${counts##* }
+      echo "adx: $((${total:-0} - ${failed:-0})) passed, ${failed:-0} failed$1"
+    }
+    if [ "$ctest_ok" = 0 ]; then
       [ -z "$fuzz_pid" ] || kill "$fuzz_pid" 2>/dev/null || true
+      verdict ""
       exit 1
     fi
     if [ -n "$fuzz_pid" ]; then
       if ! wait "$fuzz_pid"; then
         tail -60 build-test/fuzz.log
+        verdict ", and the fuzzer found a failure (above)"
         exit 1
       fi
       grep -E "^Done|exec_per_sec" build-test/fuzz.log
     fi
+    verdict ""
     ;;
   gcc)
     # The suite built with g++ and run, without sanitizers (not part of CI, whose test step builds
@@ -104,7 +116,7 @@ case "${1:-}" in
     ;;
   bench)
     install_missing "${peers[@]}" python3 python3-matplotlib
-    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF \
+    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF -DADX_BUILD_EXAMPLES=OFF \
       -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
     cmake --build build-bench -j "$jobs" --target scalar_bench
     cmake --build build-bench --target scalar_bench_report
@@ -118,7 +130,7 @@ case "${1:-}" in
       [ "$(id -u)" -eq 0 ] && s="" || s="sudo"
       DEBIAN_FRONTEND=noninteractive $s apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends libtorch-dev >/dev/null
     fi
-    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF \
+    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF -DADX_BUILD_EXAMPLES=OFF \
       -DADX_BENCH_TORCH=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
     cmake --build build-bench -j "$jobs" --target tensor_bench
     cmake --build build-bench --target tensor_bench_report
@@ -129,7 +141,7 @@ case "${1:-}" in
     # every C++ source of ours (not the build folders Conan's test_package makes inside itself),
     # except the files .ci/format-pending lists: those are reported, not failed on
     mapfile -t pending < <(grep -v '^#' .ci/format-pending 2>/dev/null | grep . || true)
-    mapfile -t sources < <(find include src test benchmarks test_package -name build -prune -o \
+    mapfile -t sources < <(find include src test benchmarks examples test_package -name build -prune -o \
       \( -name '*.cpp' -o -name '*.hpp' \) -print | sort)
     checked=()
     for f in "${sources[@]}"; do
@@ -143,6 +155,13 @@ case "${1:-}" in
         echo "adx: warning: $f is not clang-formatted (listed in .ci/format-pending, not failed on)"
       fi
     done
+    # every header starts with the licence's SPDX identifier
+    missing_spdx=$(find include -name '*.hpp' -exec sh -c 'head -1 "$1" | grep -qx "// SPDX-License-Identifier: MIT" || echo "$1"' _ {} \;)
+    if [ -n "$missing_spdx" ]; then
+      echo "adx: these headers lack '// SPDX-License-Identifier: MIT' on their first line:" >&2
+      echo "$missing_spdx" >&2
+      exit 1
+    fi
     echo "adx: formatting ok for ${#checked[@]} files ($("$format" --version))"
     ;;
   bench-check)
@@ -151,7 +170,7 @@ case "${1:-}" in
     # LibTorch only with ADX_BENCH_TORCH=1, as bench-tensor installs it: a machine set up from
     # the README has none, and where it is installed its benchmark file alone takes 34 s to build.
     install_missing "${peers[@]}"
-    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF \
+    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF -DADX_BUILD_EXAMPLES=OFF \
       -DADX_BENCH_TORCH="$([ "${ADX_BENCH_TORCH:-0}" = 1 ] && echo ON || echo OFF)" >/dev/null
     # both programs in one build, so that the two cores share all their files
     cmake --build build-bench -j "$jobs" --target scalar_bench tensor_bench gradient_loop
@@ -187,7 +206,7 @@ case "${1:-}" in
     # input is saved as build-fuzz/crash-*
     install_missing clang libclang-rt-14-dev
     cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DADX_BUILD_FUZZ=ON \
-      -DADX_BUILD_TESTS=OFF -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF -DADX_INSTALL=OFF \
+      -DADX_BUILD_TESTS=OFF -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF -DADX_BUILD_EXAMPLES=OFF -DADX_INSTALL=OFF \
       "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -g" >/dev/null
     cmake --build build-fuzz -j "$jobs" --target adx_fuzz_programs
     mkdir -p build-fuzz/corpus
@@ -197,13 +216,12 @@ case "${1:-}" in
   tsan)
     # the thread tests (their own executable, adx_thread_tests) under ThreadSanitizer. OpenBLAS
     # keeps to the calling thread: its own threads are not instrumented. -O0: the same races are
-    # reported (every access is instrumented), the tests take 4 s instead of 2, and the build
-    # 40 % less (support/tensor_programs.cpp: 31 -> 18 s). -g1: line tables are all the reports
-    # need (CMAKE_CXX_FLAGS_DEBUG is emptied: its -g would come after). clang++: it compiles
-    # tensor_programs.cpp with ThreadSanitizer in 29 s where g++ takes 40.
+    # reported (every access is instrumented), the tests take twice as long, and the build 40 %
+    # less. -g1: line tables are all the reports need (CMAKE_CXX_FLAGS_DEBUG is emptied: its -g
+    # would come after). clang++: it compiles with ThreadSanitizer faster than g++.
     install_missing clang libclang-rt-14-dev
     cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG= -DCMAKE_CXX_COMPILER=clang++ \
-      -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF \
+      -DADX_BUILD_BENCHMARKS=OFF -DADX_BUILD_DEMO=OFF -DADX_BUILD_EXAMPLES=OFF \
       -DADX_INSTALL=OFF "-DCMAKE_CXX_FLAGS=-O0 -g1 -fsanitize=thread -fno-omit-frame-pointer" >/dev/null
     cmake --build build-tsan -j "$jobs" --target adx_thread_tests
     (cd build-tsan && OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \

@@ -50,7 +50,12 @@ struct matmul_net {
 }  // namespace
 
 int main() {
-  std::printf("adx %s demo: the seed examples\n\n", ADX_VERSION_STRING);
+  std::printf(
+      "adx %s demo. adx was founded on five documents (\"seeds\" 000-004): notes on TensorFlow's tf.gradients,\n"
+      "MindSpore's grad and GradOperation, and PyTorch's autograd, with worked examples and their printed output.\n"
+      "Each line below computes one of those examples with adx (the code is in src/demo.cpp) and shows its\n"
+      "result beside the output the framework printed in the seed.\n\n",
+      ADX_VERSION_STRING);
   {  // seed 001: torch z = x*x*y; z.backward(); print(x.grad, y.grad)
     tape_scope<var<double>> scope;
     var<double> x = 2.0, y = 3.0;

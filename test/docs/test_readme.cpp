@@ -1,10 +1,11 @@
-// The README's C++ examples, run. Each ```cpp block of README.md has a test case below that holds
-// its lines as they are printed there, comments included, with what they need around them (a
-// lambda the README only names, a recording) and checks of the values its comments state. The
-// last test case keeps the two in step: each block's lines (runs of blanks aside) must be, in
-// their order, lines of one test case's verbatim regions (between `clang-format off` and `on`),
-// the blocks in the README's order, so an example or a value in a comment that is changed there
-// and not here fails the suite, as does an example that stops compiling.
+// The C++ examples of the README and of docs/guide.md and docs/reliability.md, run. Each ```cpp
+// block has a test case below that holds its lines as they are printed there, comments included,
+// with what they need around them (a lambda the page only names, a recording) and checks of the
+// values its comments state. The last test case keeps them in step: each block's lines (runs of
+// blanks aside) must be, in their order, lines of one test case's verbatim regions (between
+// `clang-format off` and `on`); the README's shorter examples are parts of the guide's. An
+// example or a value in a comment that is changed there and not here fails the suite, as does
+// an example that stops compiling.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -371,7 +372,7 @@ backward(y);                           // throws adx::anomaly_error:
 
 // ---- the check that keeps README.md and this file in step -------------------------------------
 
-TEST_CASE("README: each C++ example is in one test case below, verbatim and in the same order") {
+TEST_CASE("README and docs: each C++ example is in one test case above, verbatim") {
   // this file's verbatim regions (between clang-format off and on), per test case; a region at
   // namespace scope (unindented: the includes, a struct) belongs to the test case after it
   std::vector<std::vector<std::string>> cases;
@@ -387,53 +388,58 @@ TEST_CASE("README: each C++ example is in one test case below, verbatim and in t
     }
     if (verbatim) (outside || cases.empty() ? pending : cases.back()).push_back(line);
   }
-  // the README's blocks: each line with its line number
-  std::vector<std::vector<std::pair<std::size_t, std::string>>> blocks;
-  std::vector<std::string> const lines = lines_of(std::filesystem::path(ADX_SOURCE_DIR) / "README.md");
-  bool in_block = false;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    std::string const line = normalised(lines[i]);
-    if (!in_block) {
-      in_block = line == "```cpp";
-      if (in_block) blocks.emplace_back();
-    } else if (line.starts_with("```")) {
-      in_block = false;
-    } else if (!line.empty()) {
-      blocks.back().emplace_back(i + 1, line);
-    }
-  }
-  CHECK_FALSE(in_block);  // every block is closed
-  CHECK(blocks.size() >= 7);
-  // The lines of block b not found, in order, among the verbatim lines of case c.
-  auto const unmatched = [&](std::size_t b, std::size_t c) {
-    std::vector<std::pair<std::size_t, std::string>> out;
-    auto at = cases[c].begin();
-    for (auto const& [number, line] : blocks[b]) {
-      auto const found = std::find(at, cases[c].end(), line);
-      if (found == cases[c].end())
-        out.emplace_back(number, line);
-      else
-        at = found + 1;
-    }
-    return out;
-  };
-  // each block in the first case from the last one's on that holds all its lines in order
-  std::size_t c = 0, checked = 0;
+  // The pages' blocks: each line with its line number. A page's examples may be shorter forms
+  // of an example in full (the README's of the guide's): each must be one test case's lines.
+  std::size_t checked = 0, n_blocks = 0;
   std::ostringstream missing;
-  for (std::size_t b = 0; b < blocks.size(); ++b) {
-    checked += blocks[b].size();
-    std::size_t k = c;
-    while (k < cases.size() && !unmatched(b, k).empty()) ++k;
-    if (k < cases.size()) {
-      c = k + 1;
-      continue;
+  for (char const* page : {"README.md", "docs/guide.md", "docs/reliability.md"}) {
+    std::vector<std::vector<std::pair<std::size_t, std::string>>> blocks;
+    std::vector<std::string> const lines = lines_of(std::filesystem::path(ADX_SOURCE_DIR) / page);
+    bool in_block = false;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      std::string const line = normalised(lines[i]);
+      if (!in_block) {
+        in_block = line == "```cpp";
+        if (in_block) blocks.emplace_back();
+      } else if (line.starts_with("```")) {
+        in_block = false;
+      } else if (!line.empty()) {
+        blocks.back().emplace_back(i + 1, line);
+      }
     }
-    // not found: name the lines that the next case lacks
-    missing << "\n  the example at README.md:" << blocks[b].front().first << ": no test case from number " << c + 1
-            << " on has all its lines, in order, in a clang-format off region; number " << c + 1 << " lacks:";
-    if (c < cases.size())
-      for (auto const& [number, line] : unmatched(b, c)) missing << "\n    README.md:" << number << ": " << line;
+    CHECK_MESSAGE(!in_block, page << ": a block is not closed");
+    // The lines of block b not found, in order, among the verbatim lines of case c.
+    auto const unmatched = [&](std::size_t b, std::size_t c) {
+      std::vector<std::pair<std::size_t, std::string>> out;
+      auto at = cases[c].begin();
+      for (auto const& [number, line] : blocks[b]) {
+        auto const found = std::find(at, cases[c].end(), line);
+        if (found == cases[c].end())
+          out.emplace_back(number, line);
+        else
+          at = found + 1;
+      }
+      return out;
+    };
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      checked += blocks[b].size();
+      ++n_blocks;
+      // the case that lacks the fewest of its lines, named if it lacks any
+      std::size_t best = 0, fewest = blocks[b].size() + 1;
+      for (std::size_t c = 0; c < cases.size(); ++c) {
+        std::size_t const lacking = unmatched(b, c).size();
+        if (lacking < fewest) best = c, fewest = lacking;
+      }
+      if (fewest == 0) continue;
+      missing << "\n  the example at " << page << ":" << blocks[b].front().first
+              << ": no test case has all its lines, in order, in a clang-format off region; number " << best + 1
+              << " comes closest and lacks:";
+      if (best < cases.size())
+        for (auto const& [number, line] : unmatched(b, best))
+          missing << "\n    " << page << ":" << number << ": " << line;
+    }
   }
-  CHECK(checked >= 80);
-  CHECK_MESSAGE(missing.str().empty(), "README examples not in test/docs/test_readme.cpp:" << missing.str());
+  CHECK(n_blocks >= 14);
+  CHECK(checked >= 150);
+  CHECK_MESSAGE(missing.str().empty(), "examples not in test/docs/test_readme.cpp:" << missing.str());
 }
