@@ -74,7 +74,7 @@ inline void tape<T>::sweep(index_type top) {
   reached_valid_ = true;
   if (checked) {
     check_seeds();
-    run<true, true>(top);
+    run<true>(top, true);
   } else {
     run<true>(top);
   }
@@ -168,7 +168,7 @@ inline bool tape<T>::plain_sweep(index_type top) {
     if constexpr (std::is_floating_point_v<T>)
       return floored_ ? run_plain<true>(top) : run_plain<false>(top);
     else
-      return floored_ ? run<false, false, true>(top) : run<false>(top);
+      return floored_ ? run<false, true>(top) : run<false>(top);
   };
   if (nodes_.empty() || top < nodes_.front()->first) return once(), true;  // no node: none is skipped
   seed_values_.clear();
@@ -180,8 +180,8 @@ inline bool tape<T>::plain_sweep(index_type top) {
 }
 
 template <class T>
-template <bool Careful, bool Checked, bool Floored>
-inline bool tape<T>::run(index_type top) {
+template <bool Careful, bool Floored>
+inline bool tape<T>::run(index_type top, bool checked) {
   bool exact = true;
   T* const adj = adj_.data();
   std::uint8_t* const reach = Careful ? reached_.data() : nullptr;
@@ -199,7 +199,7 @@ inline bool tape<T>::run(index_type top) {
         }
         for (std::size_t j = n; j-- > 0;) {  // last operand first, as run_plain
           index_type const i = static_cast<index_type>(idx[j]);
-          if constexpr (Checked) {
+          if (checked) {
             T const c = val[j] * a;
             if (!detail::all_finite(c)) throw_statement_anomaly(k, j, i, val[j], a, c);
             adj[i] += c;
@@ -218,7 +218,7 @@ inline bool tape<T>::run(index_type top) {
         } else if (!Careful && exact) {
           exact = !nd.nonfinite();
         }
-        if constexpr (Checked) check_node(nd, adj);
+        if (checked) check_node(nd, adj);
       },
       no_op{}, std::bool_constant<Floored>{}, low);
   written_low_ = low;

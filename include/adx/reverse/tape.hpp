@@ -465,11 +465,13 @@ class tape {
   bool plain_sweep(index_type top);
 
   /// The sweep over the statements and nodes at or below top. Careful: only what the seeds
-  /// reach (reached_), which marks what it reaches; Checked: anomaly mode's checks as well.
-  /// Returns false if (not Careful) a node skipped for its zero adjoints answers nonfinite().
-  /// Floored: the sweep notes the lowest index it writes and ends below it (begin_sweep).
-  template <bool Careful, bool Checked = false, bool Floored = false>
-  bool run(index_type top);
+  /// reach (reached_), which marks what it reaches; checked: anomaly mode's checks as well (a
+  /// flag, not a template parameter: one careful sweep to compile, whose per-operand test is
+  /// cheap beside the reachability it tests anyway). Returns false if (not Careful) a node
+  /// skipped for its zero adjoints answers nonfinite(). Floored: the sweep notes the lowest
+  /// index it writes and ends below it (begin_sweep).
+  template <bool Careful, bool Floored = false>
+  bool run(index_type top, bool checked = false);
 
   /// The plain sweep over floating-point adjoints: run<false> with one register. Scalar code
   /// mostly feeds each statement into the next through its first operand (s += ..., chains of
