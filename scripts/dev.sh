@@ -193,6 +193,20 @@ case "${1:-}" in
     fi
     echo "adx: tensor_bench built, checked and ran its small sizes once (build-bench/tensor_bench_check.txt)"
     ;;
+  docs)
+    # The API reference (docs/Doxyfile: the public headers' /// comments, adx::detail left out)
+    # into build-docs/html. Reports how many public entities are undocumented; with
+    # ADX_DOCS_STRICT=1 any doxygen warning fails the command.
+    install_missing doxygen
+    mkdir -p build-docs
+    doxygen docs/Doxyfile
+    undocumented=$(grep -c "is not documented" build-docs/warnings.txt || true)
+    warnings=$(grep -c "warning:" build-docs/warnings.txt || true)
+    echo "adx: reference in build-docs/html/index.html; $warnings doxygen warnings, $undocumented undocumented entities"
+    if [ "${ADX_DOCS_STRICT:-0}" = 1 ] && [ "$warnings" != 0 ]; then
+      exit 1
+    fi
+    ;;
   bench-compile)
     # The compile-time benchmark (benchmarks/compile): generated translation units timed with g++
     # and clang++, printed as seconds and ratios to an Eigen matrix product compiled in the same
@@ -232,7 +246,7 @@ case "${1:-}" in
     scripts/consumers.sh "${@:2}"
     ;;
   *)
-    echo "usage: scripts/dev.sh demo|test|gcc|bench|bench-tensor|bench-compile|format|bench-check|fuzz|tsan|consumers" >&2
+    echo "usage: scripts/dev.sh demo|test|gcc|bench|bench-tensor|bench-compile|docs|format|bench-check|fuzz|tsan|consumers" >&2
     exit 2
     ;;
 esac
