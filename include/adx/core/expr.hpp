@@ -2,7 +2,7 @@
 // adx: the one expression node. `a * b`, `sin(x)`, `pow(x, 2)` all build an expr<Rule, Ops...>
 // whose value is computed when the node is built; its derivatives are produced only when the
 // expression is assigned: as one tape statement (reverse, `push`) or one tangent (forward,
-// `tangent`). Both walk the same tree and call the same rule (rules/elementary.hpp).
+// `tangent`). Both walk the same tree and call the same rule (rules/).
 //
 // Closure policy: every operand is stored BY VALUE (AD scalars are small and trivially
 // copyable, sub-expressions are moved in), so `auto e = a * b;`, a lambda or a helper returning

@@ -141,14 +141,14 @@ inline lanes log1p(lanes a) noexcept {
   return lanes(ADX_SLEEF(log1p)(a.r));
 }
 
-/// Whether any lane is +inf or -inf (rules/elementary.hpp's any_infinite for lanes): a
+/// Whether any lane is +inf or -inf (rules/rule_support.hpp's any_infinite for lanes): a
 /// magnitude above the largest double.
 inline bool any_infinite(lanes a) noexcept {
   lanes const magnitude(ADX_LANE_OP(andnot)(ADX_LANE_OP(set1)(-0.0), a.r));
   return any_above(magnitude, std::numeric_limits<double>::max());
 }
 
-/// sin and cos in one call (rules/elementary.hpp's sin_and_cos for lanes). SLEEF's sincos and
+/// sin and cos in one call (rules/trig.hpp's sin_and_cos for lanes). SLEEF's sincos and
 /// its sin differ in the last bit for about 4 % of arguments, so sin and cos alone are taken
 /// from sincos too: a value is then the same whether or not its derivative is wanted.
 inline std::pair<lanes, lanes> sin_and_cos(lanes a) noexcept {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // adx: the macros that write a rule's entry points: the scalar function and its elementwise
 // tensor overload (tensor/elementwise.hpp builds the tensor expression). Included by the rule
-// headers (elementary.hpp, gamma.hpp), each of which undefines them after its entry points
-// with entry_macros_end.hpp; no include guard, so that each can define them again.
+// headers (exp_log.hpp, trig.hpp, special.hpp, piecewise.hpp, gamma.hpp), each of which undefines them after its entry
+// points with entry_macros_end.hpp; no include guard, so that each can define them again.
 
 // A unary function whose scalar overload takes operands satisfying `scalar` (rule_operand: AD
 // operands and plain numbers). Plain numbers are taken too so that a generic function gives the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // adx: the gamma family, lgamma, tgamma, digamma, trigamma and polygamma<N>: rules and entry
-// points, as in elementary.hpp (see there for what a rule is). digamma and its derivatives are
+// points, as in the other rule headers (rule_support.hpp says what a rule is). digamma and its derivatives are
 // computed here (polygamma_value below), not taken from Boost.Math, whose polygamma header would
 // take longer to parse than all of adx.
 #pragma once

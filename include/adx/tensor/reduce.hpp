@@ -138,7 +138,7 @@ struct first_extreme_reduction {
 /// gradient is shared evenly between the tied extremes (torch's max() and amax/amin).
 /// Over AD numbers (a nested mode), tied extremes make the value the same reduction of the line
 /// one level down, so that the value's own derivatives share the ties as the partials do (see
-/// max_rule in rules/elementary.hpp). Amax: named amax / amin (the messages name the function
+/// max_rule in rules/piecewise.hpp). Amax: named amax / amin (the messages name the function
 /// called), otherwise max / min.
 template <bool Max, bool Amax = true>
 struct extreme_reduction : first_extreme_reduction<Max> {
