@@ -43,6 +43,7 @@
 #include "adx/reverse/anomaly.hpp"
 #include "adx/reverse/tape.hpp"
 #include "adx/tensor/shape.hpp"
+#include "adx/tensor/storage.hpp"
 
 namespace adx {
 
@@ -50,152 +51,6 @@ template <class S>
 class tensor;
 
 namespace detail {
-
-/// For allocate_shared: allocates what it is asked for (the control block with the object in
-/// it) and `extra` bytes after it, 64-byte aligned (as every tensor buffer), in the same
-/// allocation; *where is set to those bytes. It asks plain operator new for 63 bytes more and
-/// aligns within them: an over-aligned operator new bypasses malloc's per-thread cache, and
-/// cost the advection form a quarter of its recording.
-template <class U>
-struct trailing_allocator {
-  using value_type = U;
-  std::size_t extra;
-  void** where;
-  trailing_allocator(std::size_t x, void** w) noexcept : extra(x), where(w) {}
-  template <class V>
-  trailing_allocator(trailing_allocator<V> const& o) noexcept : extra(o.extra), where(o.where) {}
-  U* allocate(std::size_t k) {
-    static_assert(alignof(U) <= alignof(std::max_align_t));
-    char* const p = static_cast<char*>(::operator new(k * sizeof(U) + extra + 63));
-    auto const end = reinterpret_cast<std::uintptr_t>(p + k * sizeof(U));
-    *where = p + (k * sizeof(U) + ((64 - end % 64) % 64));
-    return reinterpret_cast<U*>(p);
-  }
-  void deallocate(U* p, std::size_t) noexcept { ::operator delete(static_cast<void*>(p)); }
-  template <class V>
-  bool operator==(trailing_allocator<V> const& o) const noexcept {
-    return extra == o.extra;
-  }
-};
-
-/// A shared H made from args with room for n E after it, 64-byte aligned, in the same
-/// allocation: the object and where the room starts.
-template <class H, class E, class... A>
-std::pair<std::shared_ptr<H>, E*> make_shared_with_room(std::size_t n, A&&... args) {
-  static_assert(alignof(E) <= 64, "adx: a tensor element type aligned beyond a cache line");
-  if (n > static_cast<std::size_t>(PTRDIFF_MAX) / sizeof(E)) throw std::bad_alloc();  // n * sizeof(E) would wrap
-  void* where = nullptr;
-  auto h = std::allocate_shared<H>(trailing_allocator<H>(n * sizeof(E), &where), std::forward<A>(args)...);
-  return {std::move(h), static_cast<E*>(where)};
-}
-
-/// The n elements of a tensor buffer, destroyed with it: the object allocate_shared makes, with
-/// the elements after it in the same allocation (trailing_allocator).
-template <class S>
-struct buffer_holder {
-  S* p = nullptr;
-  std::size_t n = 0;  ///< how many are made
-  buffer_holder() = default;
-  buffer_holder(buffer_holder const&) = delete;
-  buffer_holder& operator=(buffer_holder const&) = delete;
-  ~buffer_holder() { std::destroy_n(p, n); }
-};
-/// Room for n S, 64-byte aligned, and the holder that will destroy the ones made: one
-/// allocation.
-template <class S>
-std::shared_ptr<buffer_holder<S>> make_buffer(std::size_t n) {
-  auto made = make_shared_with_room<buffer_holder<S>, S>(n);
-  made.first->p = made.second;
-  return std::move(made.first);
-}
-
-/// n default-initialised S (value-initialised for class types) in a 64-byte aligned buffer.
-template <class S>
-std::shared_ptr<S> allocate(std::size_t n) {
-  auto h = make_buffer<S>(n);
-  S* const p = h->p;
-  std::uninitialized_value_construct_n(p, n);
-  h->n = n;
-  return std::shared_ptr<S>(std::move(h), p);
-}
-
-/// n S made in place by f(i), in a 64-byte aligned buffer: nothing is initialised twice. (If
-/// f throws, the ones made are destroyed with the buffer.)
-template <class S, class F>
-std::shared_ptr<S> allocate_generated(std::size_t n, F&& f) {
-  auto h = make_buffer<S>(n);
-  S* const p = h->p;
-  for (buffer_holder<S>& b = *h; b.n < n; ++b.n) ::new (static_cast<void*>(p + b.n)) S(f(b.n));
-  return std::shared_ptr<S>(std::move(h), p);
-}
-
-/// The elements of a tensor<S> of vars (S = var<T>) that is one block of variables, kept as what
-/// they are made of: the values T[n], contiguous, and the block's first index and epoch (element
-/// i is variable first + i). A product takes the values as its GEMM operand and sends its
-/// adjoints to first + i, and a gradient is read as one copy, so neither looks at elements.
-/// Code that walks the elements gets them made on its first request, once (thread-safe), for
-/// every copy of the tensor. Nothing writes into the values (a tensor that is written to owns
-/// its elements instead), so they and the elements always agree.
-template <class S>
-struct var_values {
-  using T = value_type_t<S>;
-  std::shared_ptr<T const> values;  ///< may be shared with a tensor<T>
-  std::size_t n = 0;
-  index_type first = 0;
-  epoch_type epoch = 0;
-
-  var_values(std::shared_ptr<T const> v, std::size_t count, index_type f, epoch_type e)
-      : values(std::move(v)), n(count), first(f), epoch(e) {}
-
-  /// Element k: variable first + k, holding values[k].
-  S element(std::size_t k) const noexcept {
-    return S::recorded_active(values.get()[k], first + static_cast<index_type>(k), epoch);
-  }
-  std::shared_ptr<S> const& elements() const {
-    std::call_once(made_,
-                   [this] { elements_ = allocate_generated<S>(n, [this](std::size_t k) { return element(k); }); });
-    return elements_;
-  }
-
-  /// New values (`v`, n of them; null keeps the values), first index and epoch for every
-  /// tensor sharing this block: adx::parameter's assign() and refresh(), which change a leaf in
-  /// place. Values shared outside the block (a product's kept operand, a tensor<T> from
-  /// values()) keep what they hold: the block takes new ones then. Elements already made are
-  /// rewritten in place, so pointers to them see the change too. (Not thread-safe: a write.)
-  void rebind(T const* v, index_type f, epoch_type e) {
-    if (v) {
-      if (values.use_count() == 1) {  // the block's own buffer, seen by nothing else
-        std::copy_n(v, n, const_cast<T*>(values.get()));
-      } else {
-        std::shared_ptr<T> fresh = allocate<T>(n);
-        std::copy_n(v, n, fresh.get());
-        values = std::move(fresh);
-      }
-    }
-    first = f;
-    epoch = e;
-    if (elements_)
-      for (std::size_t k = 0; k < n; ++k) elements_.get()[k] = element(k);
-  }
-
- private:
-  mutable std::once_flag made_;
-  mutable std::shared_ptr<S> elements_;
-};
-struct no_var_values {};
-
-/// A block of n variables kept as values whose values live in the block's own allocation
-/// (one allocation per node output instead of two): returns the block and where to write
-/// its values. (var_values::values then owns nothing: tensor::values() shares the block.)
-template <class S>
-std::pair<std::shared_ptr<var_values<S>>, value_type_t<S>*> make_var_values(std::size_t n, index_type first,
-                                                                            epoch_type epoch) {
-  using T = value_type_t<S>;
-  static_assert(std::is_trivially_destructible_v<T>);
-  auto made = make_shared_with_room<var_values<S>, T>(n, std::shared_ptr<T const>{}, n, first, epoch);
-  made.first->values = std::shared_ptr<T const>(std::shared_ptr<T const>{}, made.second);  // not owning
-  return made;
-}
 
 /// The source offsets of a strided slice in row-major order: `outer` runs of `len` steps of
 /// `jump` along the sliced axis, each step `inner` consecutive elements, runs `stride` apart.
@@ -711,58 +566,7 @@ struct tensor_access {
 };
 }  // namespace detail
 
-// ---- factories ----------------------------------------------------------------------------
-
-template <class S = double>
-tensor<S> zeros(shape const& sh) {
-  return tensor<S>(sh, S(0.0));
-}
-template <class S = double>
-tensor<S> ones(shape const& sh) {
-  return tensor<S>(sh, S(1.0));
-}
-template <class S = double, class V>
-tensor<S> full(shape const& sh, V const& v) {
-  tensor<S> t(sh);
-  S* p = t.data();
-  for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(v);  // for var: each its own variable
-  return t;
-}
-/// start, start + step, ... below stop (rank 1).
-template <class S = double>
-tensor<S> arange(double start, double stop, double step = 1.0) {
-  if (step == 0 || !std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
-    throw shape_error("adx: arange: step must be non-zero and the bounds finite");
-  double const count = std::ceil((stop - start) / step);
-  std::size_t const n = count > 0 ? static_cast<std::size_t>(count) : 0;
-  tensor<S> t(shape{n});
-  S* p = t.data();
-  for (std::size_t i = 0; i < n; ++i) p[i] = S(start + static_cast<double>(i) * step);
-  return t;
-}
-template <class S = double>
-tensor<S> arange(std::size_t n) {
-  return arange<S>(0.0, static_cast<double>(n));
-}
-/// Normal(mean, stddev) draws from a std::mt19937_64 seeded with `seed` (reproducible).
-template <class S = double>
-tensor<S> random_normal(shape const& sh, std::uint64_t seed, double mean = 0.0, double stddev = 1.0) {
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<double> dist(mean, stddev);
-  tensor<S> t(sh);
-  S* p = t.data();
-  for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(dist(gen));
-  return t;
-}
-/// Uniform [lo, hi) draws from a std::mt19937_64 seeded with `seed` (reproducible).
-template <class S = double>
-tensor<S> random_uniform(shape const& sh, std::uint64_t seed, double lo = 0.0, double hi = 1.0) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  tensor<S> t(sh);
-  S* p = t.data();
-  for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(dist(gen));
-  return t;
-}
-
 }  // namespace adx
+
+// The factories (zeros, ones, random_normal, ...), which every includer of tensors expects.
+#include "adx/tensor/factories.hpp"

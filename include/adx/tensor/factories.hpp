@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+// adx: making tensors: zeros, ones, full, arange, linspace, eye and the seeded random ones
+// (the same numbers on every platform).
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+
+#include "adx/tensor/tensor.hpp"
+
+namespace adx {
+
+template <class S = double>
+tensor<S> zeros(shape const& sh) {
+  return tensor<S>(sh, S(0.0));
+}
+template <class S = double>
+tensor<S> ones(shape const& sh) {
+  return tensor<S>(sh, S(1.0));
+}
+template <class S = double, class V>
+tensor<S> full(shape const& sh, V const& v) {
+  tensor<S> t(sh);
+  S* p = t.data();
+  for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(v);  // for var: each its own variable
+  return t;
+}
+/// start, start + step, ... below stop (rank 1).
+template <class S = double>
+tensor<S> arange(double start, double stop, double step = 1.0) {
+  if (step == 0 || !std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
+    throw shape_error("adx: arange: step must be non-zero and the bounds finite");
+  double const count = std::ceil((stop - start) / step);
+  std::size_t const n = count > 0 ? static_cast<std::size_t>(count) : 0;
+  tensor<S> t(shape{n});
+  S* p = t.data();
+  for (std::size_t i = 0; i < n; ++i) p[i] = S(start + static_cast<double>(i) * step);
+  return t;
+}
+template <class S = double>
+tensor<S> arange(std::size_t n) {
+  return arange<S>(0.0, static_cast<double>(n));
+}
+/// Normal(mean, stddev) draws from a std::mt19937_64 seeded with `seed` (reproducible).
+template <class S = double>
+tensor<S> random_normal(shape const& sh, std::uint64_t seed, double mean = 0.0, double stddev = 1.0) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> dist(mean, stddev);
+  tensor<S> t(sh);
+  S* p = t.data();
+  for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(dist(gen));
+  return t;
+}
+/// Uniform [lo, hi) draws from a std::mt19937_64 seeded with `seed` (reproducible).
+template <class S = double>
+tensor<S> random_uniform(shape const& sh, std::uint64_t seed, double lo = 0.0, double hi = 1.0) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  tensor<S> t(sh);
+  S* p = t.data();
+  for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(dist(gen));
+  return t;
+}
+
+}  // namespace adx
