@@ -44,6 +44,7 @@
 #endif
 
 namespace adx {
+/// adx's version (adx::version: major, minor, patch; ADX_VERSION_STRING as text).
 struct version_info {
   int major, minor, patch;
 };

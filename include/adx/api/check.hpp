@@ -44,20 +44,22 @@ struct grad_check_options {
 
 /// One block of derivatives compared: d out / d x_input (order 1) or d^2 out / d x_input d x_input2.
 struct grad_check_block {
-  int order = 1;
-  std::size_t input = 0;
+  int order = 1;             ///< 1: first derivatives, 2: second
+  std::size_t input = 0;     ///< which input (its position among f's arguments)
   std::size_t input2 = 0;    ///< order 2 only
   std::size_t output = 0;    ///< order 2 only: the (flat) output element whose Hessian this is
   double max_abs_error = 0;  ///< max |AD - reference| over the block's elements and methods
   double max_rel_error = 0;  ///< max |AD - reference| / max(|reference|, atol)
-  bool passed = true;
+  bool passed = true;        ///< whether every element agreed within the tolerances
 };
 
+/// What check_grad found: each block compared, whether all agreed, and the first disagreement.
 struct grad_check_report {
   /// order-1 blocks first (one per input), then order 2: per output element, per pair of inputs
   std::vector<grad_check_block> blocks;
-  bool passed = true;
+  bool passed = true;   ///< whether every block passed
   std::string message;  ///< the first disagreeing element, empty when everything agrees
+  /// passed.
   explicit operator bool() const noexcept { return passed; }
 };
 

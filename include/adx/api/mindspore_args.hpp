@@ -24,6 +24,7 @@ namespace adx {
 
 /// MindSpore's None for grad_position and weights.
 struct none_t {
+  /// Every none is the same.
   friend constexpr bool operator==(none_t, none_t) noexcept { return true; }
 };
 inline constexpr none_t none{};
@@ -42,9 +43,9 @@ inline constexpr std::false_type no_ids{};
 
 /// GradOperation's three flags.
 struct grad_options {
-  bool get_all = false;
-  bool get_by_list = false;
-  bool sens_param = false;
+  bool get_all = false;      ///< gradients of every positional input (else of the first)
+  bool get_by_list = false;  ///< gradients of the weights passed beside the function
+  bool sens_param = false;   ///< the last argument is the output's sensitivity (the seed)
 };
 
 namespace detail {

@@ -84,6 +84,13 @@ struct parameter_registry {
 
 }  // namespace detail
 
+/// A named leaf that requires grad (torch's Parameter, MindSpore's Parameter): a tensor of
+/// independent variables whose elements stay the same variables across recordings, with a
+/// gradient that autograd::backward accumulates into (.grad(), a std::optional) and new values
+/// through assign(). A module's parameters are listed by its trainable_params().
+///
+///     parameter<double> w{tensor<double>{0.5, -1.0}, "w"};
+///     w.assign(w.values() - 0.1 * g);   // an SGD step
 template <class T>
 class parameter : public tensor<var<T>> {
   using base = tensor<var<T>>;
@@ -99,6 +106,7 @@ class parameter : public tensor<var<T>> {
 
   /// The same leaf under a second name in C++: same variables, name and gradient.
   parameter(parameter const& o) : base(o), leaf_(o.leaf_) { registry_->add(this); }
+  /// Becomes the same leaf as o.
   parameter& operator=(parameter const& o) {
     base::operator=(o);
     leaf_ = o.leaf_;
@@ -106,8 +114,8 @@ class parameter : public tensor<var<T>> {
   }
   ~parameter() { registry_->remove(this); }
 
-  // A leaf that requires grad cannot be changed in place by an expression (torch refuses it
-  // too); new values go through assign().
+  /// Does not compile: a leaf that requires grad cannot be changed in place by an expression
+  /// (torch refuses it too); new values go through assign().
   template <class X>
   parameter& operator=(X const&) requires(!std::is_same_v<X, parameter>) {
     static_assert(sizeof(X) == 0,
@@ -116,18 +124,22 @@ class parameter : public tensor<var<T>> {
                   "operation)");
     return *this;
   }
+  /// Does not compile (in place on a leaf): use assign().
   template <class X>
   parameter& operator+=(X const& x) {
     return *this = x;
   }
+  /// Does not compile (in place on a leaf): use assign().
   template <class X>
   parameter& operator-=(X const& x) {
     return *this = x;
   }
+  /// Does not compile (in place on a leaf): use assign().
   template <class X>
   parameter& operator*=(X const& x) {
     return *this = x;
   }
+  /// Does not compile (in place on a leaf): use assign().
   template <class X>
   parameter& operator/=(X const& x) {
     return *this = x;
@@ -135,10 +147,13 @@ class parameter : public tensor<var<T>> {
 
   // Elements are read only: a write through a copy-on-write accessor would give this alias
   // elements of its own, no longer the leaf's (new values go through assign()).
+  /// The elements (the leaf's variables), read only.
   var<T> const* data() const { return base::data(); }
+  /// Element (i, j, ...), read only.
   template <class... I>
   requires(std::is_integral_v<I>&&...) var<T>
   const& operator()(I... i) const { return base::operator()(i...); }
+  /// Element i of the flat row-major order, read only.
   var<T> const& operator[](std::size_t i) const { return base::operator[](i); }
   /// A slice is a copy, as for any tensor: the same variables as they are now, which a later
   /// assign() or refresh() does not change (tensor::slice would share a contiguous range of
@@ -147,6 +162,7 @@ class parameter : public tensor<var<T>> {
     return detail::tensor_access::snapshot(base::slice(axis, begin, end, step));
   }
 
+  /// The name given at construction ("" if none).
   std::string const& name() const noexcept { return leaf_->name; }
   /// Whether p is this parameter or a copy of it.
   bool same_leaf(parameter const& p) const noexcept { return leaf_ == p.leaf_; }

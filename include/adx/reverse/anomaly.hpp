@@ -32,23 +32,28 @@ namespace adx {
 /// Where a statement came from: its operation ("mul(sqrt(x), c)": x an active operand, c a
 /// constant) and the source line that recorded it (line 0 when not known).
 struct statement_origin {
-  char const* operation = nullptr;
-  source_location where{};
+  char const* operation = nullptr;  ///< the operation's text, or null if recorded outside anomaly mode
+  source_location where{};          ///< the line that recorded it
+  /// Whether the operation is known (recorded in anomaly mode).
   bool known() const noexcept { return operation != nullptr; }
+  /// Whether the source line is known.
   bool located() const noexcept { return where.line() != 0; }
 };
 
 /// A non-finite adjoint found by a sweep in anomaly mode.
 class anomaly_error : public gradient_error {
  public:
+  /// The message and the facts it states (as the accessors below give them).
   anomaly_error(std::string const& message, std::uint32_t statement, statement_origin origin, std::uint32_t input,
                 statement_origin input_origin)
       : gradient_error(message), statement_(statement), origin_(origin), input_(input), input_origin_(input_origin) {}
   /// The statement (or the first output of the tensor operation) whose adjoint code produced it.
   std::uint32_t statement() const noexcept { return statement_; }
+  /// statement()'s operation and line.
   statement_origin const& origin() const noexcept { return origin_; }
   /// The statement whose adjoint became non-finite (0 for a non-finite seed).
   std::uint32_t input() const noexcept { return input_; }
+  /// input()'s operation and line.
   statement_origin const& input_origin() const noexcept { return input_origin_; }
 
  private:

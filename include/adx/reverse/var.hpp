@@ -111,12 +111,22 @@ struct var_runs {
 };
 }  // namespace detail
 
+/// Reverse mode: a value and the index of the tape statement that produced it, on the thread's
+/// current tape<T>. Assigning an expression records one statement; backward(y) sweeps the tape
+/// and x.adjoint() reads dy/dx. Nesting T (var<var<double>>, var<dual<double>>) gives higher
+/// derivatives. Copying a var shares its variable; a var outlives its recording only as a
+/// stale_variable_error.
+///
+///     tape_scope<var<double>> scope;
+///     var<double> x = 2.0, y = 3.0;
+///     var<double> z = x * x * y;
+///     backward(z);                          // x.adjoint() == 12, y.adjoint() == 4
 template <class T>
 class var {
  public:
-  using value_type = T;
-  using ad_type = var;
-  static constexpr std::size_t n_active = 1;
+  using value_type = T;                       ///< the type of the value and of the adjoint (one level down)
+  using ad_type = var;                        ///< the AD scalar type itself (what expressions over vars evaluate to)
+  static constexpr std::size_t n_active = 1;  ///< an active leaf of an expression
 
   /// An inactive zero (no tape entry): a constant until assigned.
   constexpr var() = default;
@@ -140,6 +150,7 @@ class var {
     index_ = t.record(e, where);
     epoch_ = index_ ? t.epoch() : 0;
   }
+  /// Does not compile: a dual (or other AD scalar) of the same level; nest the modes instead.
   template <ad_operand U>
   requires(level_v<U> == level_v<var> && !std::is_same_v<ad_type_t<U>, var>) var(U const&) {
     static_assert(sizeof(U) == 0,
@@ -177,29 +188,39 @@ class var {
   // Copies are trivial, so that a var, and every expression holding vars, is trivially
   // copyable: an expression's operands are then copied as plain memory, with no copy
   // constructor to compile for each expression type.
+  /// Shares o's variable (no recording).
   constexpr var(var const& o) noexcept = default;
+  /// Shares o's variable (no recording).
   constexpr var& operator=(var const& o) noexcept = default;
 
+  /// *this = *this + x, one statement (alias-safe).
   template <class X>
   ADX_ALWAYS_INLINE var& operator+=(X const& x) {
     return *this = var(*this + x, source_location{});
   }
+  /// *this = *this - x, one statement.
   template <class X>
   ADX_ALWAYS_INLINE var& operator-=(X const& x) {
     return *this = var(*this - x, source_location{});
   }
+  /// *this = *this * x, one statement.
   template <class X>
   ADX_ALWAYS_INLINE var& operator*=(X const& x) {
     return *this = var(*this * x, source_location{});
   }
+  /// *this = *this / x, one statement.
   template <class X>
   ADX_ALWAYS_INLINE var& operator/=(X const& x) {
     return *this = var(*this / x, source_location{});
   }
 
+  /// The value (the expression protocol's name for it; the same as value()).
   constexpr T const& val() const noexcept { return value_; }
+  /// The value, one level down.
   constexpr T const& value() const noexcept { return value_; }
+  /// The index of the statement that produced it on its tape (0: a constant).
   constexpr index_type index() const noexcept { return index_; }
+  /// The recording it belongs to (0: a constant).
   constexpr epoch_type epoch() const noexcept { return epoch_; }
   /// True if the var depends on some independent variable of a live recording.
   constexpr bool is_active() const noexcept { return index_ != 0; }
@@ -224,12 +245,15 @@ class var {
   epoch_type epoch_ = 0;
 };
 
+/// What generic code asks of a var (core/traits.hpp).
 template <class T>
 struct ad_traits<var<T>> {
-  using value_type = T;
-  static constexpr int level = level_v<T> + 1;
-  static constexpr bool is_reverse = true;
+  using value_type = T;                         ///< one level down
+  static constexpr int level = level_v<T> + 1;  ///< nesting level: 1 for var<double>
+  static constexpr bool is_reverse = true;      ///< reverse mode
+  /// A constant: value v, no tape entry.
   static constexpr var<T> constant(T const& v) { return var<T>::constant(v); }
+  /// Whether the value is finite at every level.
   static constexpr bool all_finite(var<T> const& v) { return detail::all_finite(v.val()); }
   /// v is the result of a rule flagged unconnected_in_tf (core/expr.hpp).
   static void note_unconnected(var<T> const& v) {
@@ -375,6 +399,7 @@ struct scope_levels<dual<T>> : scope_levels<T> {};
 template <class T>
 class tape_activation {
  public:
+  /// Makes t the thread's current tape<T> until this object ends.
   explicit tape_activation(tape<T>& t) : prev_(t.activate()) {}
   tape_activation(tape_activation const&) = delete;
   tape_activation& operator=(tape_activation const&) = delete;

@@ -23,11 +23,16 @@ class shape_error : public error {
   using error::error;
 };
 
+/// A tensor's extents, rank 0 to max_rank, printed as numpy prints them: [2, 3].
+///
+///     shape s{2, 3};   // s.rank() == 2, s.size() == 6, s[1] == 3
 class shape {
  public:
-  static constexpr std::size_t max_rank = 8;
+  static constexpr std::size_t max_rank = 8;  ///< the most dimensions a tensor has
 
+  /// Rank 0 (a scalar's shape: one element).
   constexpr shape() = default;
+  /// The given extents; shape_error beyond max_rank dimensions.
   shape(std::initializer_list<std::size_t> dims) {
     if (dims.size() > max_rank) throw shape_error("adx: a tensor has at most 8 dimensions");
     rank_ = dims.size();
@@ -38,6 +43,7 @@ class shape {
     dims_[0] = n;
     rank_ = 1;
   }
+  /// The extents in [first, last) (any integers); shape_error beyond max_rank.
   template <class It>
   static shape from(It first, It last) {
     shape s;
@@ -45,11 +51,17 @@ class shape {
     return s;
   }
 
+  /// The number of dimensions.
   constexpr std::size_t rank() const noexcept { return rank_; }
+  /// Extent i (i < rank(), unchecked).
   constexpr std::size_t operator[](std::size_t i) const noexcept { return dims_[i]; }
+  /// Extent i, to set (i < rank(), unchecked).
   constexpr std::size_t& operator[](std::size_t i) noexcept { return dims_[i]; }
+  /// The extents, first to last.
   constexpr std::size_t const* begin() const noexcept { return dims_.data(); }
+  /// The end of the extents.
   constexpr std::size_t const* end() const noexcept { return dims_.data() + rank_; }
+  /// The last extent (rank() > 0).
   constexpr std::size_t back() const noexcept { return dims_[rank_ - 1]; }
 
   /// Number of elements (1 for rank 0).
@@ -58,15 +70,18 @@ class shape {
     for (std::size_t i = 0; i < rank_; ++i) n *= dims_[i];
     return n;
   }
+  /// Appends an extent; shape_error beyond max_rank.
   void push_back(std::size_t d) {
     if (rank_ == max_rank) throw shape_error("adx: a tensor has at most 8 dimensions");
     dims_[rank_++] = d;
   }
+  /// Removes dimension `axis` (< rank(), unchecked).
   void erase(std::size_t axis) {
     for (std::size_t i = axis; i + 1 < rank_; ++i) dims_[i] = dims_[i + 1];
     --rank_;
   }
 
+  /// Same rank and extents.
   friend constexpr bool operator==(shape const& a, shape const& b) noexcept {
     if (a.rank_ != b.rank_) return false;
     for (std::size_t i = 0; i < a.rank_; ++i)  // a few extents: a loop, not a call to memcmp
@@ -74,11 +89,13 @@ class shape {
     return true;
   }
 
+  /// "[2, 3]".
   std::string str() const {
     std::ostringstream os;
     os << *this;
     return os.str();
   }
+  /// Prints "[2, 3]".
   friend std::ostream& operator<<(std::ostream& os, shape const& s) {
     os << '[';
     for (std::size_t i = 0; i < s.rank_; ++i) os << (i ? ", " : "") << s.dims_[i];
