@@ -46,7 +46,9 @@
 namespace adx {
 /// adx's version (adx::version: major, minor, patch; ADX_VERSION_STRING as text).
 struct version_info {
-  int major, minor, patch;
+  int major;  ///< incompatible changes
+  int minor;  ///< additions (0.x: compatible only within one minor version)
+  int patch;  ///< fixes
 };
 inline constexpr version_info version{ADX_VERSION_MAJOR, ADX_VERSION_MINOR, ADX_VERSION_PATCH};
 }  // namespace adx

@@ -227,9 +227,13 @@ void collect_indices(X const& x, std::vector<index_type>& out, bool& active) {
 template <class V, class J, class B>
 class custom_function {
  public:
+  /// value_fn(x...) on plain numbers; jvp_fn(x..., dx...) the tangent; vjp_fn(x..., ybar) the
+  /// cotangents, one per input (a tuple for several).
   custom_function(V value_fn, J jvp_fn, B vjp_fn)
       : value_(std::move(value_fn)), jvp_(std::move(jvp_fn)), vjp_(std::move(vjp_fn)) {}
 
+  /// The function at x... (numbers, AD scalars or tensors of them): value_fn on the values, and
+  /// the derivative through jvp_fn (forward) or vjp_fn (reverse), at every nesting level.
   template <class... X>
   requires(sizeof...(X) > 0) auto operator()(X const&... x) const { return call(detail::custom_eval(x)...); }
 

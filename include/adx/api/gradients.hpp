@@ -257,10 +257,13 @@ typename XA::grad read_adjoints(tape<T> const& tp, X const& x, bool create_graph
 /// gradients() takes the level its outputs are recorded at, as it does for xs.
 class stop_list {
  public:
+  /// No stops.
   stop_list() = default;
+  /// The variables of xs... (vars, tensors of vars, parameters, vectors of them).
   template <class... X>
   requires(sizeof...(X) > 0) stop_list(X const&... xs) { (add(xs), ...); }
 
+  /// Adds the variables of x (a var, a tensor of vars, a parameter, a vector of them).
   template <class X>
   void add(X const& x) {
     if constexpr (detail::is_std_vector<X>::value) {
@@ -270,13 +273,14 @@ class stop_list {
       for (std::size_t i = 0; i < A::size(x); ++i) add_levels(A::at(x, i), groups_++);
     }
   }
+  /// One variable at one level.
   struct entry {
-    index_type index;
-    epoch_type epoch;
+    index_type index;   ///< its statement
+    epoch_type epoch;   ///< its recording
     void const* tape;   ///< the thread's tape of the variable's value type when it was added
     std::size_t group;  ///< the variable it is a level of
   };
-  std::vector<entry> entries;
+  std::vector<entry> entries;  ///< every variable added, at each of its levels
 
  private:
   template <class V>

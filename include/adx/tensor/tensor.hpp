@@ -123,21 +123,32 @@ struct var_block {
 struct tensor_access;
 }  // namespace detail
 
+/// A dense row-major array of any scalar S (double, float, dual<...>, var<...>, nested), rank 0
+/// to 8, copy-on-write (copies are cheap; expressions hold their operands by value).
+/// Elementwise functions and + - * / broadcast as numpy does and fuse into one loop; for var
+/// elements a fused expression is one tape node.
+///
+///     tensor<double> a{{0.5, 0.6}, {1.2, 1.3}};
+///     tensor<var<double>> x(a);                // one block of independent variables
+///     var<double> l = sum(exp(x) * a);          // one node, then a reduction
 template <class S>
 class tensor : public detail::tensor_tag {
  public:
-  using value_type = S;
-  using scalar_type = S;
+  using value_type = S;   ///< the element type
+  using scalar_type = S;  ///< the element type (the name generic code asks for)
 
   /// An empty tensor of shape [0].
   tensor() : tensor(adx::shape{0}) {}
+  /// Shares the elements (copy-on-write).
   tensor(tensor const&) = default;
+  /// Shares o's elements (copy-on-write).
   tensor& operator=(tensor const&) = default;
   /// A move leaves the source an empty tensor of shape [0], usable as any other.
   ADX_ALWAYS_INLINE tensor(tensor&& o) noexcept
       : shape_(o.shape_), n_(o.n_), data_(std::move(o.data_)), lazy_(std::move(o.lazy_)), lazy_at_(o.lazy_at_) {
     o.become_empty();
   }
+  /// Takes o's elements; o becomes an empty tensor of shape [0].
   tensor& operator=(tensor&& o) noexcept {
     if (this != &o) {
       shape_ = o.shape_;
@@ -153,6 +164,7 @@ class tensor : public detail::tensor_tag {
   /// independent variables).
   explicit tensor(adx::shape const& sh)
       : shape_(sh), n_(detail::element_count("tensor", sh)), data_(detail::allocate<S>(n_)) {}
+  /// Shape sh, every element `fill`.
   tensor(adx::shape const& sh, S const& fill) : tensor(sh) { std::fill_n(data_.get(), n_, fill); }
   /// Shape sh holding `values` in row-major order (their count must match).
   tensor(adx::shape const& sh, std::vector<S> const& values) : tensor(sh) {
@@ -161,11 +173,14 @@ class tensor : public detail::tensor_tag {
     std::copy(values.begin(), values.end(), data_.get());
   }
 
-  // Nested initializer lists, rank 1 to 4: tensor<double>{{0.5, 0.6}, {1.2, 1.3}}.
-  // For tensor<var<T>>, numbers become independent variables, as for a scalar var.
+  /// A rank-1 tensor from a list: tensor<double>{0.5, 0.6}. For tensor<var<T>>, numbers
+  /// become independent variables, as for a scalar var.
   tensor(typename detail::nested_list<S, 1>::type l) { from_list<1>(l); }
+  /// A rank-2 tensor from nested lists: tensor<double>{{0.5, 0.6}, {1.2, 1.3}}.
   tensor(typename detail::nested_list<S, 2>::type l) { from_list<2>(l); }
+  /// A rank-3 tensor from nested lists.
   tensor(typename detail::nested_list<S, 3>::type l) { from_list<3>(l); }
+  /// A rank-4 tensor from nested lists.
   tensor(typename detail::nested_list<S, 4>::type l) { from_list<4>(l); }
 
   /// A tensor of shape sh whose element i (row-major) is made by f(i), in place: nothing is
@@ -210,32 +225,40 @@ class tensor : public detail::tensor_tag {
     else
       *this = tensor(r);
   }
+  /// Evaluates an elementwise expression into this tensor (alias-safe: e may read it).
   template <class E>
   requires(tensor_operand<E> && !tensor_type<E>) tensor& operator=(E const& e) { return *this = tensor(e); }
 
-  // In place, as in numpy and torch: the result must keep this tensor's shape (a right operand
-  // that would broadcast it to a larger shape is an error, not a silent reshape).
+  /// *this = *this + x, in place as in numpy and torch: the result must keep this tensor's
+  /// shape (a right operand that would broadcast it to a larger shape is a shape_error).
   template <class X>
   tensor& operator+=(X const& x) {
     return assign_in_place("operator+=", *this + x);
   }
+  /// *this = *this - x, keeping this tensor's shape.
   template <class X>
   tensor& operator-=(X const& x) {
     return assign_in_place("operator-=", *this - x);
   }
+  /// *this = *this * x, keeping this tensor's shape.
   template <class X>
   tensor& operator*=(X const& x) {
     return assign_in_place("operator*=", *this * x);
   }
+  /// *this = *this / x, keeping this tensor's shape.
   template <class X>
   tensor& operator/=(X const& x) {
     return assign_in_place("operator/=", *this / x);
   }
 
   // ---- shape and elements --------------------------------------------------------------------
+  /// The extents.
   adx::shape const& shape() const noexcept { return shape_; }
+  /// The number of elements.
   std::size_t size() const noexcept { return n_; }
+  /// The number of dimensions.
   std::size_t rank() const noexcept { return shape_.rank(); }
+  /// The extent of `axis` (negative counts from the end, as in numpy).
   std::size_t dim(long axis) const { return shape_[detail::normalize_axis("dim", axis, shape_)]; }
 
   /// The elements, row-major. For a tensor of vars that is one block of variables this makes
@@ -245,12 +268,16 @@ class tensor : public detail::tensor_tag {
       if (lazy_) return lazy_->elements().get() + lazy_at_;
     return data_.get();
   }
+  /// The elements, row-major, to write (a shared buffer is copied first).
   S* data() {
     own();
     return data_.get();
   }
+  /// The first element (row-major).
   S const* begin() const { return data(); }
+  /// The end of the elements.
   S const* end() const { return data() + n_; }
+  /// The elements as a span, row-major.
   std::span<S const> flat() const { return {data(), n_}; }
 
   /// Element at a multi-index (one index per dimension; checked).
@@ -258,6 +285,7 @@ class tensor : public detail::tensor_tag {
   requires(std::is_integral_v<I>&&...) S const& operator()(I... i) const {
     return data()[offset({static_cast<long long>(i)...})];
   }
+  /// Element at a multi-index, to write (checked; a shared buffer is copied first).
   template <class... I>
   requires(std::is_integral_v<I>&&...) S& operator()(I... i) {
     std::size_t const o = offset({static_cast<long long>(i)...});
@@ -266,6 +294,7 @@ class tensor : public detail::tensor_tag {
   }
   /// Element at a row-major flat position (checked).
   S const& operator[](std::size_t i) const { return data()[check_flat(i)]; }
+  /// Element at a row-major flat position, to write (checked).
   S& operator[](std::size_t i) {
     check_flat(i);
     own();
@@ -281,6 +310,7 @@ class tensor : public detail::tensor_tag {
 
   /// The same elements in a new shape; one extent may be -1 (inferred).
   tensor reshape(std::initializer_list<long> dims) const { return reshape(std::vector<long>(dims)); }
+  /// The same elements in a new shape; one extent may be -1 (inferred).
   tensor reshape(std::vector<long> const& dims) const {
     adx::shape sh;
     long infer = -1;
@@ -304,6 +334,7 @@ class tensor : public detail::tensor_tag {
     }
     return reshape(sh);
   }
+  /// The same elements in shape sh (the element counts must agree): shares the buffer.
   tensor reshape(adx::shape const& sh) const {
     if (detail::element_count("reshape", sh) != n_)
       detail::throw_shape_error("reshape", "element counts differ", shape_, sh);
@@ -514,59 +545,9 @@ class tensor : public detail::tensor_tag {
   friend struct detail::tensor_access;
 };
 
-namespace detail {
-struct tensor_access {
-  /// The block t is kept as (detail::var_values, from its offset), or none ({}). A tensor with
-  /// elements of its own is not taken as a block, whatever its indices.
-  template <class S>
-  static var_block block(tensor<S> const& t) noexcept {
-    if constexpr (is_reverse_v<S>)
-      if (t.lazy_) return {t.lazy_->first + static_cast<index_type>(t.lazy_at_), t.lazy_->epoch};
-    return {};
-  }
-  /// A tensor of vars of shape sh that is `block` (from make_var_values, of sh.size() variables).
-  template <class S>
-  static tensor<S> from_block(shape const& sh, std::shared_ptr<var_values<S>> block) {
-    return tensor<S>(sh, std::move(block));
-  }
-  /// The values of a tensor of vars kept as values (a block), shared; nullopt otherwise.
-  template <class S>
-  static std::optional<tensor<value_type_t<S>>> block_values(tensor<S> const& t) {
-    if constexpr (is_reverse_v<S>)
-      if (t.lazy_) return t.values();
-    return std::nullopt;
-  }
-  /// The values of a tensor of vars kept as values (a block); nullptr otherwise.
-  template <class S>
-  static value_type_t<S> const* kept_values(tensor<S> const& t) noexcept {
-    return t.lazy_ ? t.lazy_->values.get() + t.lazy_at_ : nullptr;
-  }
-  /// t with a block or buffer of its own when it shares one (the same variables, their values
-  /// copied), so that a rebind of a shared block, or a parameter's in-place write of shared
-  /// elements, does not reach it.
-  template <class S>
-  static tensor<S> snapshot(tensor<S> t) {
-    if (!t.lazy_) {  // elements: a shared buffer (a contiguous slice shares it) is copied
-      t.unshare();
-      return t;
-    }
-    using T = value_type_t<S>;
-    var_block const b = block(t);
-    std::shared_ptr<T> values = allocate<T>(t.n_);
-    std::copy_n(t.lazy_->values.get() + t.lazy_at_, t.n_, values.get());
-    return tensor<S>(t.shape_, std::make_shared<var_values<S>>(std::move(values), t.n_, b.first, b.epoch));
-  }
-  /// The block t is kept as when t is all of it, to be rebound in place (var_values::rebind,
-  /// for every tensor sharing it: adx::parameter); nullptr otherwise.
-  template <class S>
-  static var_values<S>* whole_block(tensor<S> const& t) noexcept {
-    if (t.lazy_ && t.lazy_at_ == 0 && t.lazy_->n == t.size()) return t.lazy_.get();
-    return nullptr;
-  }
-};
-}  // namespace detail
-
 }  // namespace adx
 
-// The factories (zeros, ones, random_normal, ...), which every includer of tensors expects.
+// What the tensor layer reads of a tensor's internals, and the factories (zeros, ones,
+// random_normal, ...), which every includer of tensors expects.
+#include "adx/tensor/access.hpp"
 #include "adx/tensor/factories.hpp"
