@@ -49,8 +49,6 @@ namespace adx {
 
 namespace detail {
 
-namespace mp = boost::mp11;
-
 // ---- assembling MindSpore's result structures ---------------------------------------------
 
 template <class PosList, bool Single, bool Ids, class In>

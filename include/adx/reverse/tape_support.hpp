@@ -47,20 +47,6 @@ bool any_nonfinite(T const* p, std::size_t n) {
 /// only under -ffinite-math-only, where std::isfinite is folded to true as well. Unlike
 /// std::isfinite, inf * 0 raises FE_INVALID (a concern only where that exception traps).
 /// It records faster than a `bool &= isfinite(p)` per operand (benchmarks/, the scalar suite).
-/// Whether the N partials p are all finite: finite_check's sum for floating point, in one loop.
-template <std::size_t N, class T>
-ADX_ALWAYS_INLINE bool all_finite_n(T const* p) {
-  if constexpr (std::is_floating_point_v<T>) {
-    T probe = 0;
-    for (std::size_t k = 0; k < N; ++k) probe += p[k] * 0;
-    return !std::isnan(probe);
-  } else {
-    bool ok = true;
-    for (std::size_t k = 0; k < N; ++k) ok &= all_finite(p[k]);
-    return ok;
-  }
-}
-
 template <class T>
 struct finite_check {
   bool ok = true;
@@ -73,6 +59,14 @@ struct finite_check<T> {
   ADX_ALWAYS_INLINE void note(T p) { probe += p * 0; }
   bool all() const { return !std::isnan(probe); }
 };
+
+/// Whether the N partials p are all finite: finite_check over them, in one loop.
+template <std::size_t N, class T>
+ADX_ALWAYS_INLINE bool all_finite_n(T const* p) {
+  finite_check<T> f;
+  for (std::size_t k = 0; k < N; ++k) f.note(p[k]);
+  return f.all();
+}
 
 inline epoch_type new_epoch() noexcept {
   static std::atomic<epoch_type> counter{0};
