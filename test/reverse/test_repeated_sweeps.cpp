@@ -1,5 +1,5 @@
 // Many backward calls on one recording, without a tape_scope each: every sweep after the first
-// ends below the lowest index it wrote (tape::begin_sweep), and zeroes only what the sweep before
+// ends below the lowest index it wrote (tape::sweep), and zeroes only what the sweep before
 // it wrote. The values must be those of a fresh recording: also where a gradient reaches
 // variables and intermediates recorded before earlier sweeps, through tensor nodes, in nested
 // types, and around nested recordings that sweep in between.

@@ -26,9 +26,8 @@ template <class Read>
 std::pair<std::vector<double>, std::vector<double>> plain_and_careful(var<double> const& y, Read read) {
   auto& tp = tape<double>::current();
   auto const sweep = [&](bool careful) {
-    tp.track_reached(careful);
-    backward(y);
-    tp.track_reached(false);
+    sweep_seed<double> const seed{y.index(), y.epoch(), 1.0};
+    tp.sweep({.seeds = {&seed, 1}, .track_reached = careful});
     return read();
   };
   std::vector<double> plain = sweep(false);
@@ -381,15 +380,14 @@ TEST_CASE("independent variables made one after another share a block entry, swe
   CHECK(fresh.stats().statements == s1.statements + 2);
   var<double> const r = z * v * u;
   for (bool careful : {false, true}) {
-    fresh.track_reached(careful);
-    backward(r);
+    sweep_seed<double> const seed{r.index(), r.epoch(), 1.0};
+    fresh.sweep({.seeds = {&seed, 1}, .track_reached = careful});
     CHECK(x.adjoint() == 3.5 * 15.0);
     CHECK(close(y.adjoint(), 3.5 * (10.0 + 1.0 / 3.0)));
     CHECK(w.adjoint() == 3.5 * 6.0);
     CHECK(v.adjoint() == z.value() * 0.5);
     CHECK(u.adjoint() == z.value() * 7.0);
   }
-  fresh.track_reached(false);
 }
 
 TEST_CASE("a block of variables across nested recordings, rollbacks and resets") {

@@ -3,6 +3,8 @@
 // in every mode and nesting combination.
 #include <doctest/doctest.h>
 
+#include <array>
+
 #include <adx/adx.hpp>
 
 #include "support/check.hpp"
@@ -297,11 +299,9 @@ TEST_CASE("reference: grad_ys weighting of several outputs on the scalar tape") 
     tape_scope<var<double>> scope;
     var<double> a = x[i], b = y[i];
     var<double> o1 = a * b, o2 = sin(a);
-    auto& t = tape<double>::current();
-    t.begin_sweep(o2.index());
-    t.seed(o1.index(), o1.epoch(), g1[i]);
-    t.seed(o2.index(), o2.epoch(), g2[i]);
-    t.sweep(o2.index());
+    std::array const seeds{sweep_seed<double>{o1.index(), o1.epoch(), g1[i]},
+                           sweep_seed<double>{o2.index(), o2.epoch(), g2[i]}};
+    tape<double>::current().sweep({.seeds = seeds});
     CHECK(close(a.adjoint(), data(e["grad"]["x"])[i]));
     CHECK(close(b.adjoint(), data(e["grad"]["y"])[i]));
   }

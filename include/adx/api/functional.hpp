@@ -84,7 +84,7 @@ auto jacobian_reverse_at(F const& f, Tup const& xs) {
   for (std::size_t k = 0; k < m; ++k) {
     S const yk = output_element<S>(YK::at(y, k));
     if (yk.index() == 0) continue;  // a constant output: its row is zero
-    backward(yk);                   // from this element alone (through the tensor operation that made it)
+    sweep_from(yk);                 // from this element alone (through the tensor operation that made it)
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (
           [&] {
@@ -194,7 +194,7 @@ auto output_hessians(F const& f, Tup const& xs, std::size_t m, bool single) {
       for (std::size_t k = 0; k < m; ++k) {
         S const yk = output_element<S>(YK::at(y, k));
         if (yk.index() == 0) continue;  // a constant: zero Hessian
-        backward(yk);
+        sweep_from(yk);
         [&]<std::size_t... I>(std::index_sequence<I...>) {
           (
               [&] {
@@ -254,15 +254,6 @@ auto lift_with_tangents(Tup const& xs, VTup const& vs) {
 
 // ---- vjp: a recording kept in a private tape -----------------------------------------------
 
-/// The recording behind a vjp_fn: its own tape<R>, the inputs as variables on it and the
-/// differentiated outputs.
-template <class R, class XV, class YV>
-struct vjp_state {
-  tape<R> tp;
-  XV xv;  // std::tuple of the inputs as var<R> containers
-  YV ys;  // std::tuple of the differentiated outputs (evaluated, at level var<R>)
-};
-
 /// Records fn on a fresh private tape. Returns the state and every output of fn (a tuple).
 template <class R, class F, class Tup>
 auto record_private(F const& fn, Tup const& xs) {
@@ -284,8 +275,8 @@ auto sweep_private(tape<R>& tp, XV const& xv, YV const& ys, VTup const& vs, char
   tape_activation<R> active(tp);
   constexpr std::size_t M = std::tuple_size_v<YV>;
   static_assert(std::tuple_size_v<VTup> == M, "adx: vjp_fn needs one cotangent per differentiated output");
-  index_type const top = tp.size();  // the private tape holds f's recording only
-  tp.begin_sweep(top);
+  sweep_request<R> request;
+  request.track_reached = false;
   [&]<std::size_t... K>(std::index_sequence<K...>) {
     (
         [&] {
@@ -298,13 +289,13 @@ auto sweep_private(tape<R>& tp, XV const& xv, YV const& ys, VTup const& vs, char
           check_direction(api, vname, VK::shape_of(v), oname, YK::shape_of(y));
           for (std::size_t i = 0; i < YK::size(y); ++i) {
             S const e = output_element<S>(YK::at(y, i));
-            if (e.index()) tp.seed(e.index(), e.epoch(), to_value<R>(VK::at(v, i)));
+            request.seed(e, to_value<R>(VK::at(v, i)));
           }
         }(),
         ...);
   }
   (std::make_index_sequence<M>{});
-  tp.sweep(top);
+  request.run();  // on tp, the active tape
   return std::apply(
       [&](auto const&... x) {
         return std::make_tuple(fkind_of<decltype(x)>::template map<R>(
@@ -458,9 +449,7 @@ auto hvp(F const& f, X const& x, V const& v) {
     throw value_error("adx: functional::hvp: the function must return a single element (it has shape " +
                       YK::shape_of(y).str() + ")");
   S const y0 = detail::output_element<S>(YK::at(y, 0));
-  if (y0.index()) {
-    backward(y0);
-  }
+  detail::sweep_from(y0);
   auto hv = std::apply(
       [&](auto const&... e) {
         return std::make_tuple(detail::fkind_of<decltype(e)>::template map<R>(e, [&](std::size_t, S const& s) {

@@ -21,7 +21,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "adx/nn/parameter.hpp"
+#include "adx/api/parameter.hpp"
+#include "adx/api/sweep_request.hpp"
 #include "adx/reverse/var.hpp"
 #include "adx/tensor/elementwise.hpp"
 #include "adx/tensor/tensor.hpp"
@@ -142,72 +143,6 @@ auto lower_to(X const& x) {
   }
 }
 
-/// One sweep of tape<T> for the APIs: seeds, stops, reachability; throws on misuse.
-template <class T>
-struct sweep_plan {
-  std::vector<std::pair<var<T>, T>> seeds;
-  std::vector<index_type> stops;
-  bool stop_unconnected = false;  ///< tf.gradients: stop at floor, ceil, round, trunc (tape::mark_unconnected)
-  bool torch_release = false;     ///< torch's retain_graph rules (tape::settle_release) after the sweep
-  bool release = false;           ///< with torch_release: release what the sweep used (retain_graph false)
-  /// With torch_release: the sweep uses only the operations on a path from the seeds to one of
-  /// these statements (torch runs only those for autograd.grad's inputs), not all it reached.
-  std::optional<std::vector<index_type>> inputs;
-
-  void run() {
-    auto& tp = tape<T>::current();
-    if (seeds.empty()) {  // no active output: every adjoint reads zero, nothing to sweep through
-      tp.begin_sweep(0);
-      return;
-    }
-    index_type top = 0;
-    for (auto const& [y, w] : seeds) {
-      tp.check_live(y.epoch());
-      top = std::max(top, y.index());
-    }
-    tp.begin_sweep(top);
-    for (auto const& [y, w] : seeds) tp.seed(y.index(), y.epoch(), w);
-    tp.set_stops(stops, stop_unconnected);
-    tp.track_reached(true);
-    try {
-      tp.sweep(top);
-    } catch (...) {
-      tp.track_reached(false);
-      tp.set_stops({});
-      throw;
-    }
-    tp.track_reached(false);
-    tp.set_stops({});
-    if (torch_release) tp.settle_release(inputs ? &*inputs : nullptr, release);
-  }
-};
-
-/// The API's sweeps of a recording the caller may also sweep (gradients, autograd::grad and
-/// backward): a private sweep state for the scope, so that the adjoints of the caller's own
-/// backward are as they were afterwards.
-template <class T>
-struct private_sweep {
-  tape<T>& tp = tape<T>::current();
-  private_sweep() { tp.begin_private_sweep(); }
-  private_sweep(private_sweep const&) = delete;
-  private_sweep& operator=(private_sweep const&) = delete;
-  ~private_sweep() { tp.end_private_sweep(); }
-};
-
-/// Runs plan in the grad mode create_graph, as torch's engine does: with it the sweep records
-/// (the gradients of nested scalars stay differentiable) even inside an outer no_grad; without
-/// it the sweep records nothing on the tapes below (its gradients are constants anyway).
-template <class T>
-void run_sweep(sweep_plan<T>& plan, bool create_graph) {
-  if (create_graph) {
-    enable_grad recording_on;
-    plan.run();
-  } else {
-    no_grad recording_off;
-    plan.run();
-  }
-}
-
 /// Writes the adjoints of the n elements at(i) after the last sweep to out (differentiable with
 /// create_graph, constants otherwise); returns whether the sweep reached any of them.
 template <class T, class At>
@@ -314,8 +249,8 @@ auto gradients(Y const& ys, X const& xs,
   if (!grad_ys.empty() && grad_ys.size() != ylist.size())
     throw value_error("adx: gradients: Passed " + std::to_string(grad_ys.size()) + " grad_ys for " +
                       std::to_string(ylist.size()) + " ys");
-  detail::sweep_plan<T> plan;
-  plan.stop_unconnected = true;  // TensorFlow's Floor, Ceil and Round have no gradient
+  detail::sweep_request<T> request;
+  request.stop_unconnected = true;  // TensorFlow's Floor, Ceil and Round have no gradient
   for (std::size_t k = 0; k < ylist.size(); ++k) {
     auto const& y = ylist[k];
     if (!grad_ys.empty()) {
@@ -337,7 +272,7 @@ auto gradients(Y const& ys, X const& xs,
         else
           w = grad_ys[k];
       }
-      plan.seeds.emplace_back(YA::at(y, i), w);
+      request.seed(YA::at(y, i), w);
     }
   }
   auto& tp = tape<T>::current();
@@ -348,7 +283,7 @@ auto gradients(Y const& ys, X const& xs,
     for (; end < stops.size() && stops[end].group == stops[j].group; ++end)
       if (!found && stops[end].tape == &tp) {
         tp.check_live(stops[end].epoch);  // stale_variable_error for a var of a recording that ended
-        plan.stops.push_back(stops[end].index);
+        request.stops.push_back(stops[end].index);
         found = true;
       }
     if (!found)
@@ -358,7 +293,7 @@ auto gradients(Y const& ys, X const& xs,
     j = end;
   }
   detail::private_sweep<T> own_sweep;
-  detail::run_sweep(plan, true);  // tf.gradients' results are always differentiable
+  detail::run_in_grad_mode(request, true);  // tf.gradients' results are always differentiable
 
   using XItem = decltype(detail::lower_to<S>(xlist0[0]));
   using XA = detail::active_of<XItem>;
@@ -408,9 +343,9 @@ tensor<T> adjoints(tensor<var<T>> const& x) {
 
 namespace detail {
 
-/// Seeds plan with torch's checks on outputs and grad_outputs (`api` names the caller).
+/// Seeds request with torch's checks on outputs and grad_outputs (`api` names the caller).
 template <class YA, class T, class YList, class G>
-void seed_torch_outputs(sweep_plan<T>& plan, YList const& ylist, std::vector<G> const& grad_outputs,
+void seed_torch_outputs(sweep_request<T>& request, YList const& ylist, std::vector<G> const& grad_outputs,
                         std::string const& api) {
   if (!grad_outputs.empty() && grad_outputs.size() != ylist.size())
     throw value_error("adx: " + api + ": got " + std::to_string(ylist.size()) + " tensors and " +
@@ -438,7 +373,7 @@ void seed_torch_outputs(sweep_plan<T>& plan, YList const& ylist, std::vector<G> 
         else
           w = grad_outputs[k];
       }
-      plan.seeds.emplace_back(YA::at(y, i), w);
+      request.seed(YA::at(y, i), w);
     }
   }
 }
@@ -450,20 +385,20 @@ void backward_impl(Y const& tensors, std::vector<G> const& grad_tensors, std::op
                    bool create_graph, std::vector<parameter<T>*> const& leaves, bool inputs_given) {
   using YA = active_of<list_item_t<Y>>;
   auto const ylist = as_list(tensors);
-  sweep_plan<T> plan;
-  seed_torch_outputs<YA>(plan, ylist, grad_tensors, "autograd::backward");
-  plan.torch_release = true;
-  plan.release = !retain_graph.value_or(create_graph);
+  sweep_request<T> request;
+  seed_torch_outputs<YA>(request, ylist, grad_tensors, "autograd::backward");
+  request.torch_release = true;
+  request.release = !retain_graph.value_or(create_graph);
   if (inputs_given) {
-    plan.inputs.emplace();
+    request.inputs.emplace();
     for (auto* p : leaves) {
       if (!p->live()) continue;  // recorded in a recording that has ended: not in this graph
       auto const at = parameter_var_at(*p);
-      for (std::size_t i = 0; i < p->size(); ++i) plan.inputs->push_back(at(i).index());
+      for (std::size_t i = 0; i < p->size(); ++i) request.inputs->push_back(at(i).index());
     }
   }
   private_sweep<T> own_sweep;
-  detail::run_sweep(plan, create_graph);
+  detail::run_in_grad_mode(request, create_graph);
   auto& tp = tape<T>::current();
   for (auto* p : leaves) {
     if (!p->live()) continue;  // recorded in a recording that has ended: not in this graph
@@ -480,7 +415,7 @@ namespace autograd {
 /// that no gradient reached is an error unless allow_unused (then an empty optional).
 /// retain_graph (default: create_graph) keeps the graph for another sweep; without it, the
 /// operations on the inputs' paths that keep values are released, and a later sweep that uses
-/// one of them throws (tape::settle_release). With create_graph the gradients of nested scalars
+/// one of them throws (api/release.hpp). With create_graph the gradients of nested scalars
 /// stay differentiable; otherwise they are constants.
 template <class Y, class X>
 auto grad(Y const& outputs, X const& inputs,
@@ -493,10 +428,10 @@ auto grad(Y const& outputs, X const& inputs,
   detail::refresh_parameters<X>();
   auto const xlist0 = detail::as_list(inputs);
   if (xlist0.empty()) throw value_error("adx: autograd::grad: grad requires non-empty inputs.");
-  detail::sweep_plan<T> plan;
-  detail::seed_torch_outputs<YA>(plan, ylist, grad_outputs, "autograd::grad");
-  plan.torch_release = true;
-  plan.release = !retain_graph.value_or(create_graph);
+  detail::sweep_request<T> request;
+  detail::seed_torch_outputs<YA>(request, ylist, grad_outputs, "autograd::grad");
+  request.torch_release = true;
+  request.release = !retain_graph.value_or(create_graph);
 
   auto& tp = tape<T>::current();
   using XItem = decltype(detail::lower_to<S>(xlist0[0]));
@@ -509,17 +444,17 @@ auto grad(Y const& outputs, X const& inputs,
     if (!requires_grad)
       throw value_error("adx: autograd::grad: One of the differentiated Tensors does not require grad");
   }
-  plan.inputs.emplace();  // torch runs, and frees, only the operations that lead to the inputs
+  request.inputs.emplace();  // torch runs, and frees, only the operations that lead to the inputs
   for (auto const& x : xlist) {
     epoch_type live = 0;
     for (std::size_t i = 0; i < XA::size(x); ++i) {
       auto const& e = XA::at(x, i);
       if (e.index() != 0) tp.check_live(e.epoch(), live);  // before the sweep: a stale index names another var
-      plan.inputs->push_back(e.index());
+      request.inputs->push_back(e.index());
     }
   }
   detail::private_sweep<T> own_sweep;
-  detail::run_sweep(plan, create_graph);
+  detail::run_in_grad_mode(request, create_graph);
 
   std::vector<std::optional<typename XA::grad>> out;
   out.reserve(xlist.size());

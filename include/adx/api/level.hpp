@@ -27,8 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "adx/api/parameter.hpp"
 #include "adx/core/traits.hpp"
-#include "adx/nn/parameter.hpp"
 #include "adx/tensor/elementwise.hpp"
 #include "adx/tensor/tensor.hpp"
 

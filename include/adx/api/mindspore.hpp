@@ -43,7 +43,7 @@
 #include "adx/api/gradients.hpp"
 #include "adx/api/level.hpp"
 #include "adx/api/mindspore_args.hpp"
-#include "adx/nn/parameter.hpp"
+#include "adx/api/parameter.hpp"
 
 namespace adx {
 

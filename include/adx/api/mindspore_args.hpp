@@ -18,7 +18,7 @@
 
 #include "adx/api/gradients.hpp"
 #include "adx/api/level.hpp"
-#include "adx/nn/parameter.hpp"
+#include "adx/api/parameter.hpp"
 
 namespace adx {
 
@@ -303,7 +303,7 @@ auto sens_element(Wt const* w) {
 /// elements (nested too), and its sens has the same structure. k: the top-level output, for
 /// messages.
 template <class S, class Y, class Wt>
-void seed_output(sweep_plan<S>& plan, Y const& y, Wt const* w, std::size_t k) {
+void seed_output(sweep_request<S>& request, Y const& y, Wt const* w, std::size_t k) {
   constexpr bool weighted = !std::is_same_v<Wt, no_sens>;
   if constexpr (is_tuple_like<Y>::value) {
     constexpr std::size_t m = std::tuple_size_v<Y>;
@@ -312,7 +312,7 @@ void seed_output(sweep_plan<S>& plan, Y const& y, Wt const* w, std::size_t k) {
                     "adx: the sens for a tuple (or pair) output must be a std::tuple (or std::pair) with one entry "
                     "per element of the output");
     [&]<std::size_t... J>(std::index_sequence<J...>) {
-      (seed_output<S, std::tuple_element_t<J, Y>>(plan, std::get<J>(y), sens_element<J>(w), k), ...);
+      (seed_output<S, std::tuple_element_t<J, Y>>(request, std::get<J>(y), sens_element<J>(w), k), ...);
     }
     (std::make_index_sequence<m>{});
   } else if constexpr (is_std_vector<Y>::value) {
@@ -322,9 +322,9 @@ void seed_output(sweep_plan<S>& plan, Y const& y, Wt const* w, std::size_t k) {
         throw value_error("adx: sens for output " + std::to_string(k) + " is a list of " + std::to_string(w->size()) +
                           " entries and the output a list of " + std::to_string(y.size()));
       for (std::size_t i = 0; i < y.size(); ++i)
-        seed_output<S, typename Y::value_type, typename Wt::value_type>(plan, y[i], &(*w)[i], k);
+        seed_output<S, typename Y::value_type, typename Wt::value_type>(request, y[i], &(*w)[i], k);
     } else {
-      for (auto const& e : y) seed_output<S, typename Y::value_type, no_sens>(plan, e, nullptr, k);
+      for (auto const& e : y) seed_output<S, typename Y::value_type, no_sens>(request, e, nullptr, k);
     }
   } else if constexpr (std::is_same_v<Y, var<S>>) {
     S wk = constant<S>(1);
@@ -338,7 +338,7 @@ void seed_output(sweep_plan<S>& plan, Y const& y, Wt const* w, std::size_t k) {
         wk = S(*w);
       }
     }
-    if (y.index()) plan.seeds.emplace_back(y, wk);
+    if (y.index()) request.seed(y, wk);
   } else if constexpr (std::is_same_v<Y, tensor<var<S>>>) {
     if constexpr (weighted) {
       // a sens of plain numbers (or of a lower level) inside a nested call is a constant there
@@ -354,15 +354,15 @@ void seed_output(sweep_plan<S>& plan, Y const& y, Wt const* w, std::size_t k) {
       if (y.data()[i].index()) {
         S wk = constant<S>(1);
         if constexpr (weighted) wk = S(w->data()[i]);
-        plan.seeds.emplace_back(y.data()[i], wk);
+        request.seed(y.data()[i], wk);
       }
   } else if constexpr (ad_scalar<Y> && (level_v<Y> > level_v<var<S>>)) {
     // fn mixed the call's variables with a variable of a higher nesting level it captured (a
     // constant at this call's level): what depends on the arguments is the output's value at
     // level S
-    seed_output<S, std::remove_cvref_t<decltype(y.value())>, Wt>(plan, y.value(), w, k);
+    seed_output<S, std::remove_cvref_t<decltype(y.value())>, Wt>(request, y.value(), w, k);
   } else if constexpr (element_level<Y>() > level_v<var<S>>) {
-    seed_output<S, std::remove_cvref_t<decltype(y.values())>, Wt>(plan, y.values(), w, k);
+    seed_output<S, std::remove_cvref_t<decltype(y.values())>, Wt>(request, y.values(), w, k);
   } else {
     static_assert(std::is_arithmetic_v<Y> || tensor_type<Y> || ad_scalar<Y>,
                   "adx: grad: fn returned an output that is not a number, a tensor, an AD scalar, or a std::tuple, "
@@ -488,22 +488,22 @@ auto differentiate(F const& fn, W const& weights, SensT const* sens, std::index_
   constexpr std::size_t n_out = std::tuple_size_v<decltype(outs)>;
   static_assert(!Aux || n_out >= 2, "adx: When 'has_aux' is True, origin 'fn' requires more than one outputs.");
 
-  sweep_plan<S> plan;
+  sweep_request<S> request;
   mp::mp_for_each<mp::mp_iota_c<Aux ? 1 : n_out>>([&](auto k) {
     constexpr std::size_t K = decltype(k)::value;
     using Y = std::tuple_element_t<K, decltype(outs)>;
     if constexpr (std::is_same_v<SensT, void>) {
-      seed_output<S, Y, no_sens>(plan, std::get<K>(outs), nullptr, K);
+      seed_output<S, Y, no_sens>(request, std::get<K>(outs), nullptr, K);
     } else if constexpr (is_tuple_like<SensT>::value) {
       static_assert(std::tuple_size_v<SensT> == n_out, "adx: sens must have one entry per output of fn");
       auto const& w = std::get<K>(*sens);
-      seed_output<S, Y, std::remove_cvref_t<decltype(w)>>(plan, std::get<K>(outs), &w, K);
+      seed_output<S, Y, std::remove_cvref_t<decltype(w)>>(request, std::get<K>(outs), &w, K);
     } else {
       static_assert(n_out == 1, "adx: fn has several outputs: sens must be a std::tuple with one entry per output");
-      seed_output<S, Y, SensT>(plan, std::get<K>(outs), sens, K);
+      seed_output<S, Y, SensT>(request, std::get<K>(outs), sens, K);
     }
   });
-  plan.run();  // with no active output, every gradient reads zero (not the tape's last sweep)
+  request.run();  // with no active output, every gradient reads zero (not the tape's last sweep)
 
   auto in = [&]<class... P>(mp::mp_list<P...>) {
     return std::make_tuple(adjoints(std::get<P::value>(lifted))...);

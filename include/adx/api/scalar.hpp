@@ -117,7 +117,7 @@ auto value_and_gradient(F&& f, std::span<R const> x) {
     make_independent(xs, values);
   }
   var<B> const y = detail::output_element<var<B>>(detail::evaluated(f(std::as_const(xs))));
-  backward(y);
+  detail::sweep_from(y);
   std::vector<B> g(x.size());
   adjoints(xs, g);
   return std::pair<B, std::vector<B>>{y.value(), std::move(g)};

@@ -8,7 +8,7 @@
 #include <random>
 #include <string>
 
-#include "adx/nn/parameter.hpp"
+#include "adx/api/parameter.hpp"
 #include "adx/tensor/elementwise.hpp"
 #include "adx/tensor/linalg.hpp"
 #include "adx/tensor/reduce.hpp"

@@ -173,7 +173,8 @@ inline void tape<T>::rewind_to(frame const& f) {
   arena_.rewind(f.stmts);
   nodes_.resize(f.nodes);
   node_mem_.rewind(f.node_mem);  // after the nodes using it are gone
-  if (released_.size() > std::size_t{n_} + 1) released_.resize(std::size_t{n_} + 1);  // indices get reused
+  if (statement_marks_.size() > std::size_t{n_} + 1)
+    statement_marks_.resize(std::size_t{n_} + 1);  // indices get reused
   if (outer_partial_.size() > std::size_t{n_} + 1) outer_partial_.resize(std::size_t{n_} + 1);
   while (!unconnected_.empty() && unconnected_.back().first > n_) unconnected_.pop_back();
   if (!unconnected_.empty()) unconnected_.back().second = std::min(unconnected_.back().second, n_);

@@ -1,13 +1,39 @@
 // SPDX-License-Identifier: MIT
 // adx: the tape's backward sweep, defined out of its class (reverse/tape.hpp): starting a
 // sweep and its seeds, the plain loop (no per-operand checks) and the careful one (reachability,
-// stops, anomaly checks), the walk over the arena's chunks, tape nodes, the sweep state each
-// recording keeps, and torch's release of a graph swept without retain_graph.
+// stops, anomaly checks), the walk over the arena's chunks, tape nodes, and the sweep state each
+// recording keeps.
 #pragma once
 
 #include "adx/reverse/tape.hpp"
 
 namespace adx {
+
+template <class T>
+inline void tape<T>::sweep(sweep_spec<T> const& spec) {
+  index_type top = 0;
+  for (auto const& s : spec.seeds) {  // every seed checked before the state changes
+    check_live(s.epoch);
+    top = std::max(top, s.index);
+  }
+  begin_sweep(top);
+  if (spec.seeds.empty()) return;  // no active output: every adjoint reads zero
+  for (auto const& s : spec.seeds) seed(s.index, s.epoch, s.weight);
+  struct policies {  // the spec's stops and tracking hold for this sweep only
+    tape& t;
+    policies(tape& tp, sweep_spec<T> const& sp) : t(tp) {
+      t.stops_ = sp.stops;
+      t.track_reached_ = sp.track_reached;
+    }
+    ~policies() {
+      t.stops_ = {};
+      t.track_reached_ = false;
+    }
+    policies(policies const&) = delete;
+    policies& operator=(policies const&) = delete;
+  } const during(*this, spec);
+  run_sweep(top);
+}
 
 template <class T>
 inline void tape<T>::begin_sweep(index_type top) {
@@ -54,7 +80,7 @@ inline void tape<T>::seed(index_type i, epoch_type e, T const& v) {
 }
 
 template <class T>
-inline void tape<T>::sweep(index_type top) {
+inline void tape<T>::run_sweep(index_type top) {
   struct running {  // the recording being swept, while user code (a vjp) may run inside
     std::vector<std::size_t>& on;
     explicit running(std::vector<std::size_t>& s, std::size_t frame) : on(s) { on.push_back(frame); }
@@ -81,62 +107,6 @@ inline void tape<T>::sweep(index_type top) {
 }
 
 template <class T>
-inline void tape<T>::settle_release(std::vector<index_type> const* inputs, bool release) {
-  if (!reached_valid_ || (!release && released_.empty())) return;  // nothing to release or to check
-  std::size_t const size = reached_.size();
-  std::vector<std::uint8_t> below;  // with inputs: 1 an input, 2 an input lies below it
-  if (inputs) {
-    below.assign(size, 0);
-    for (index_type i : *inputs)
-      if (i != 0 && i < size) below[i] = 1;
-  }
-  auto const used = [&](detail::stored_index i) { return !inputs || below[static_cast<index_type>(i)] != 0; };
-  // released_: 1 released by an earlier sweep, 2 by this one (made 1 at the end, or 0 if it throws)
-  if (release && released_.size() < size) released_.resize(size, 0);
-  auto const settle = [&](index_type first, index_type count, bool keeps) {  // a used entry
-    if (inputs)
-      for (index_type j = 0; j < count; ++j) below[first + j] |= 2;
-    if (!keeps) return;
-    auto const from = released_.begin() + std::min<std::size_t>(first, released_.size());
-    auto const to = released_.begin() + std::min<std::size_t>(first + count, released_.size());
-    if (std::any_of(from, to, [](std::uint8_t r) { return r == 1; })) throw_released();
-    if (release) std::fill(from, to, std::uint8_t{2});
-  };
-  auto const on_statement = [&](index_type k, std::size_t n, detail::stored_index const* idx, T const* partial) {
-    if (!reached_[k] || n == 0) return;
-    bool any_used = false, keeps = false;
-    for (std::size_t j = 0; j < n; ++j)
-      if (used(idx[j])) {
-        any_used = true;
-        keeps |= !detail::unit_partials(partial + j, 1);
-      }
-    if (any_used) settle(k, 1, keeps && !unconnected(k) && !outer_partial(k));
-  };
-  auto const on_node = [&](node const& nd) {
-    auto const outputs = static_cast<index_type>(std::min<std::size_t>(nd.count, size - nd.first));
-    if (std::none_of(reached_.begin() + nd.first, reached_.begin() + nd.first + outputs,
-                     [](std::uint8_t r) { return r != 0; }))
-      return;
-    if (inputs && !nd.any_input_marked(below.data())) return;
-    settle(nd.first, outputs,
-           nd.keeps_values(inputs ? below.data() : nullptr) && !unconnected(nd.first) &&
-               !outer_partial(nd.first, outputs));
-  };
-  // in recording order where inputs decide (an entry's operands first), else in any order
-  auto const top = static_cast<index_type>(size - 1);
-  try {
-    if (inputs)
-      for_each_entry<true>(top, on_statement, on_node);
-    else
-      for_each_entry<false>(top, on_statement, on_node);
-  } catch (...) {
-    std::replace(released_.begin(), released_.end(), std::uint8_t{2}, std::uint8_t{0});
-    throw;
-  }
-  std::replace(released_.begin(), released_.end(), std::uint8_t{2}, std::uint8_t{1});
-}
-
-template <class T>
 inline void tape<T>::swap_sweep_state(sweep_state& s) noexcept {
   std::swap(adj_, s.adj);
   std::swap(seeds_, s.seeds);
@@ -156,7 +126,7 @@ inline void tape<T>::stash_sweep_state() {
   swap_sweep_state(stash_[stashed_++]);
   seeds_.clear();
   reached_.clear();
-  stops_.clear();
+  stops_ = {};
   swept_ = 0;
   seed_finite_ = true;
   reached_valid_ = track_reached_ = false;
@@ -445,26 +415,6 @@ inline void tape<T>::throw_statement_anomaly(index_type k, std::size_t operand, 
                           ": its partial with respect to operand " + std::to_string(operand + 1) + " is " +
                           detail::number_text(partial) + " and its adjoint is " + detail::number_text(a),
                       k, origin(k), i, origin(i));
-}
-
-template <class T>
-inline void tape<T>::throw_released() {
-  throw gradient_error(
-      "adx: Trying to backward through the graph a second time (or directly access saved tensors after they have "
-      "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
-      "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
-      "you need to access saved tensors after calling backward.");
-}
-
-template <class T>
-inline void tape<T>::set_stops(std::vector<index_type> const& stops, bool unconnected) {
-  stops_.clear();
-  if (stops.empty() && (!unconnected || unconnected_.empty())) return;
-  stops_.assign(std::size_t{n_} + 1, 0);
-  for (index_type i : stops)
-    if (i != 0 && i <= n_) stops_[i] = 1;
-  if (unconnected)
-    for (auto const& [first, last] : unconnected_) std::fill(stops_.begin() + first, stops_.begin() + last + 1, 1);
 }
 
 template <class T>

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -38,10 +39,14 @@ namespace adx {
 template <class T>
 class tape;
 
+/// The recording of reverse mode for var<T>: statements (operand indices and partials of type T),
+/// tensor nodes, frames for nested recordings, and the backward sweep. One per thread and T,
+/// reached through current(); tape_scope opens a recording on it. Users rarely touch it: var,
+/// tensor<var<T>>, backward and the gradient APIs do.
 template <class T>
 class tape {
  public:
-  using value_type = T;
+  using value_type = T;  ///< the partials' and adjoints' type (double for var<double>)
 
   tape() {
     frames_.push_back(frame{detail::new_epoch(), 0, {}, false, 0, {}});
@@ -65,12 +70,13 @@ class tape {
 
   /// Writes the operands of one statement straight into the arena.
   struct writer {
-    detail::stored_index* idx;
-    T* partial;
-    std::uint32_t n;
-    epoch_type epoch;
-    detail::finite_check<T> finite;
-    tape* owner;
+    detail::stored_index* idx;       ///< where the operands' indices go
+    T* partial;                      ///< where their partials go
+    std::uint32_t n;                 ///< operands written so far
+    epoch_type epoch;                ///< the recording's epoch (an operand of another one is checked)
+    detail::finite_check<T> finite;  ///< whether every partial written is finite
+    tape* owner;                     ///< the tape written to
+    /// Writes operand i (of recording e) with partial p; a constant (index 0) is left out.
     ADX_ALWAYS_INLINE void add(index_type i, epoch_type e, T const& p) {
       // One test on the common path: a constant var has epoch 0, which no recording has.
       if (e != epoch) [[unlikely]] {
@@ -120,14 +126,15 @@ class tape {
   /// A tape node: an operation on whole blocks (a matrix product) whose adjoint code runs once
   /// when the sweep reaches its outputs, statements first .. first + count - 1.
   struct node {
-    index_type first = 0, count = 0;
+    index_type first = 0;                     ///< its first output statement
+    index_type count = 0;                     ///< its number of output statements
     char const* name = "a tensor operation";  ///< for anomaly reports
     virtual ~node() = default;
     /// Adds the contributions of adj[first .. first + count) to the inputs' adjoints.
     virtual void backward(T* adj) const = 0;
     /// Marks the inputs as reached (for the careful sweep).
     virtual void mark_inputs(std::uint8_t* reached) const = 0;
-    /// Whether any input is marked (non-zero) in marks (for settle_release).
+    /// Whether any input is marked (non-zero) in marks (for torch's release: api/release.hpp).
     virtual bool any_input_marked(std::uint8_t const* marks) const = 0;
     /// Whether the backward pass toward the inputs marked in `used` (all of them if null) reads
     /// values of the forward pass (torch's saved tensors): such a node, once released, cannot
@@ -178,11 +185,14 @@ class tape {
   /// Deletes a node: one made by make_node lives in the node memory and is only destroyed;
   /// one made with new (std::make_unique) is deleted.
   struct node_deleter {
-    bool in_node_memory = false;
+    bool in_node_memory = false;  ///< made by make_node: destroyed in place, not deleted
     node_deleter() = default;
+    /// A deleter for a node in the node memory (in_memory) or made with new.
     explicit node_deleter(bool in_memory) noexcept : in_node_memory(in_memory) {}
+    /// From std::make_unique's deleter: a node made with new.
     template <class U>
     node_deleter(std::default_delete<U>) noexcept {}  // NOLINT: converts from make_unique's
+    /// Destroys (node memory) or deletes (new) the node.
     void operator()(node* p) const noexcept {
       if (in_node_memory)
         p->~node();
@@ -190,11 +200,12 @@ class tape {
         delete p;
     }
   };
+  /// An owning pointer to a node, as record_node takes it.
   template <class N = node>
   using node_ptr = std::unique_ptr<N, node_deleter>;
   /// A node of type N made in the node memory (no malloc per operation); hand it to record_node.
   template <class N, class... A>
-  node_ptr<N> make_node(A&&... a);
+  auto make_node(A&&... a) -> node_ptr<N>;
 
   /// Uninitialised room for n objects of type U (trivially destructible) that a node keeps for
   /// its backward pass: it lives until the recording ends or is rolled back past it, with the
@@ -216,7 +227,9 @@ class tape {
   /// make constants under no_grad.
   index_type record_node(node_ptr<> nd, std::size_t outputs, char const* operation = nullptr);
 
+  /// The current recording's epoch: the number its vars carry (never reused in the process).
   epoch_type epoch() const noexcept { return epoch_; }
+  /// The number of indices given out: the last statement's index (0 for an empty tape).
   index_type size() const noexcept { return n_; }
 
   /// Whether epoch e belongs to a recording that is still live on this tape (0: a constant).
@@ -256,12 +269,13 @@ class tape {
   void pop_frame();
   /// A point of the current recording to go back to (see rollback).
   struct checkpoint_t {
-    index_type n;
-    typename detail::statement_arena<detail::stored_index, T>::mark stmts;
-    bool careful;
-    std::size_t nodes;
-    detail::node_memory::mark node_mem;
+    index_type n;                                                           ///< indices given out
+    typename detail::statement_arena<detail::stored_index, T>::mark stmts;  ///< the arena's end
+    bool careful;                                                           ///< sweep_carefully's flag
+    std::size_t nodes;                                                      ///< nodes recorded
+    detail::node_memory::mark node_mem;                                     ///< the node memory's end
   };
+  /// The current point of the current recording, for rollback.
   checkpoint_t checkpoint() noexcept { return {n_, arena_.position(), careful_, nodes_.size(), node_mem_.position()}; }
   /// Drops what was recorded after cp, which must belong to the current recording (an operation
   /// that failed half-way, or whose node turned out to have no active operand). The indices
@@ -277,51 +291,59 @@ class tape {
   }
   /// Returns memory beyond the first chunk to the system (after an unusually long recording).
   void shrink_to_fit();
+  /// The number of nested recordings open on this tape (0: only the thread's base recording).
   std::size_t depth() const noexcept { return frames_.size() - 1; }
 
   // ---- the backward sweep ------------------------------------------------------------------
 
-  /// Zeroes the adjoints of statements 1..top and starts a sweep; add seeds, then sweep(top).
-  void begin_sweep(index_type top);
-  void seed(index_type i, epoch_type e, T const& v);
-  /// Runs the sweep from statement top down to 1.
-  void sweep(index_type top);
-  /// Track which statements a sweep reaches (for the None-vs-zero rule of the APIs).
-  void track_reached(bool on) noexcept { track_reached_ = on; }
-  /// Statements whose adjoint is collected but not passed on to their operands in the next
-  /// sweeps (tf.gradients' stop_gradients); an empty list clears them. With `unconnected`, the
-  /// statements noted by mark_unconnected stop the sweep too.
-  void set_stops(std::vector<index_type> const& stops, bool unconnected = false);
+  /// Runs the backward sweep that spec describes: zeroes the adjoints the last sweep wrote, adds
+  /// the seeds and passes the adjoints down from the highest seed to the first statement. Every
+  /// sweep of a tape is asked for this way (backward, the API layer's sweep_request).
+  void sweep(sweep_spec<T> const& spec);
   /// Notes that statement i of this tape is a partial of an operation recorded one level up (a
   /// var<var<T>> statement or tensor node: its partials are var<T>s recorded here). torch makes
   /// such derivatives afresh in every create_graph backward, so that a Hessian-vector product can
-  /// be taken again and again from one forward pass; settle_release therefore never releases
-  /// them (the writers of the level above call this).
+  /// be taken again and again from one forward pass (api/release.hpp never releases them; the
+  /// writers of the level above call this).
   void mark_outer_partial(index_type i);
   /// A partial p that a writer of this tape stores: if it is a var one level down (this tape
   /// records var<var<T>>), noted on that tape (mark_outer_partial). Nothing for numbers.
   static void note_outer_partial(T const& p) {
     if constexpr (requires { p.index(); }) tape<typename T::value_type>::current().mark_outer_partial(p.index());
   }
+  /// Whether any of statements first .. first + count - 1 was noted by mark_outer_partial.
   bool outer_partial(index_type first, index_type count = 1) const noexcept {
     if (first >= outer_partial_.size()) return false;
     return detail::any_marked(outer_partial_.data(), first,
                               std::min<std::size_t>(count, outer_partial_.size() - first));
   }
   /// Notes statements first .. first + count - 1 as the results of an operation to which
-  /// TensorFlow gives no gradient (floor, ceil, round, trunc: rules flagged unconnected_in_tf).
-  /// tf.gradients stops at them (set_stops with `unconnected`), so that nothing reaches their
-  /// operands through them; the other APIs see their zero derivative.
+  /// TensorFlow gives no gradient (floor, ceil, round, trunc: rules flagged unconnected_in_tf),
+  /// a fact of the recording that the API layer reads (tf.gradients stops its sweeps there).
   void mark_unconnected(index_type first, index_type count);
-  /// torch's rule for a graph swept without retain_graph, applied after a careful sweep: the
-  /// operations it used are those it reached or, with `inputs`, those of them with an input
-  /// below (torch runs only the nodes that lead to autograd.grad's inputs; an input's own
-  /// operation is not used for it). Using again an operation whose kept values an earlier sweep
-  /// released throws gradient_error (and nothing is released); with `release`, the used
-  /// operations that keep values are released. What keeps values: a statement whose partial
-  /// toward a used operand is other than +1 or -1 (torch's saved tensors), and a node whose
-  /// keeps_values() is true; rounding (noted by mark_unconnected) keeps none.
-  void settle_release(std::vector<index_type> const* inputs, bool release);
+  /// The statements noted by mark_unconnected: [first, last] ranges, ascending.
+  std::span<std::pair<index_type, index_type> const> unconnected_ranges() const noexcept { return unconnected_; }
+  /// Whether statement k was noted by mark_unconnected.
+  bool unconnected(index_type k) const noexcept {
+    auto const it = std::upper_bound(unconnected_.begin(), unconnected_.end(), k,
+                                     [](index_type v, auto const& r) { return v < r.first; });
+    return it != unconnected_.begin() && k <= std::prev(it)->second;
+  }
+  /// One byte per statement that the layers above keep with this recording (the API layer's
+  /// torch release marks: api/release.hpp). The tape never reads them; it cuts them back with the
+  /// recording when a frame ends, so that an entry never outlives its statement.
+  std::vector<std::uint8_t>& statement_marks() noexcept { return statement_marks_; }
+  /// Calls statement(k, n, operands, partials) for each statement at or below top and
+  /// on_node(nd) for each node whose outputs are, in recording order (Upward) or from the last
+  /// down: a read of the recording for the layers above.
+  template <bool Upward, class OnStatement, class OnNode>
+  void visit(index_type top, OnStatement&& statement, OnNode&& on_node) {
+    for_each_entry<Upward>(top, statement, on_node);
+  }
+  /// The highest statement of the last sweep (its top seed, or a node's last output above it).
+  index_type swept() const noexcept { return swept_; }
+  /// Whether the last sweep noted what it reached (sweep_spec::track_reached, or a careful sweep).
+  bool reachability_known() const noexcept { return reached_valid_; }
   /// Whether the last sweep reached statement i (meaningful when tracking was on for it).
   bool reached(index_type i) const noexcept {
     return reached_valid_ && i != 0 && i <= swept_ && i < reached_.size() && reached_[i];
@@ -343,6 +365,7 @@ class tape {
     std::fill_n(out + swept, n - swept, detail::constant<T>(0));
   }
 
+  /// The memory this tape holds (statements, operands, arenas, adjoints, nodes).
   tape_stats stats();
 
  private:
@@ -385,6 +408,12 @@ class tape {
   /// must start at the node's own statement, which follows its outputs.
   index_type through_node(index_type top) const noexcept;
 
+  /// Zeroes the adjoints of statements 1..top and starts a sweep (sweep(spec)'s first step).
+  void begin_sweep(index_type top);
+  void seed(index_type i, epoch_type e, T const& v);
+  /// Runs the sweep from statement top down to 1 (sweep(spec)'s last step).
+  void run_sweep(index_type top);
+
   /// Starts a block entry of n independent variables (its header: the first index, so that
   /// the variables added to it later need no update of the entry); returns the first.
   ADX_NOINLINE index_type open_block(std::size_t n);
@@ -402,7 +431,8 @@ class tape {
   struct sweep_state {
     std::vector<T> adj;
     std::vector<index_type> seeds;
-    std::vector<std::uint8_t> reached, stops;
+    std::vector<std::uint8_t> reached;
+    std::span<std::uint8_t const> stops;
     index_type swept = 0;
     index_type written_low = 1, written_high = 0;  ///< adjoints outside this range are zero
     bool seed_finite = true, reached_valid = false, track_reached = false;
@@ -417,8 +447,8 @@ class tape {
     bool owns_sweep_state = false;  ///< it has swept: the enclosing recording's state is stashed
   };
   void swap_sweep_state(sweep_state& s) noexcept;
-  /// Saves the live sweep state and starts a fresh one (released_ stays: it belongs to the
-  /// recording, not to a sweep). The fresh one is a spare's buffers, whose written range says
+  /// Saves the live sweep state and starts a fresh one (statement_marks_ stays: it belongs to
+  /// the recording, not to a sweep). The fresh one is a spare's buffers, whose written range says
   /// what its next begin_sweep zeroes.
   void stash_sweep_state();
   void unstash_sweep_state() noexcept { swap_sweep_state(stash_[--stashed_]); }
@@ -428,6 +458,7 @@ class tape {
   /// end_private_sweep, sweeps and adjoint reads use a fresh state, and then the one before is
   /// back (the API layer's gradients leave the adjoints of the user's backward as they were).
   void begin_private_sweep() { stash_sweep_state(); }
+  /// Ends the private sweep begun last: the sweep state before it is back.
   void end_private_sweep() noexcept { unstash_sweep_state(); }
 
  private:
@@ -485,13 +516,6 @@ class tape {
   /// A node some of whose outputs are stop statements: their adjoints are kept but not passed on.
   void run_stopped_node(node const& nd, T* adj, std::uint8_t* reach);
 
-  /// Whether statement k is the result of a rule noted by mark_unconnected.
-  bool unconnected(index_type k) const noexcept {
-    auto const it = std::upper_bound(unconnected_.begin(), unconnected_.end(), k,
-                                     [](index_type v, auto const& r) { return v < r.first; });
-    return it != unconnected_.begin() && k <= std::prev(it)->second;
-  }
-
   struct no_op {  // for_each_entry's on_block by default
     void operator()() const noexcept {}
   };
@@ -513,8 +537,6 @@ class tape {
   template <bool Floored = false, class OnStatement, class OnNode, class OnBlock>
   ADX_ALWAYS_INLINE bool chunk_entries_down(std::size_t c, index_type top, OnStatement&& statement, OnNode&& on_node,
                                             OnBlock&& on_block, index_type const& floor = no_floor);
-
-  [[noreturn]] static void throw_released();
 
   /// A node runs when the seeds reach one of its outputs (careful sweep) or, in the plain sweep,
   /// when one of its outputs has a non-zero adjoint. Like a tensor operation in torch it then
@@ -551,13 +573,13 @@ class tape {
   // the two in one 8-byte write that the next variable's 4-byte loads cannot forward from.
   static constexpr index_type no_block = ~index_type{0};
   index_type open_block_ = no_block;
-  index_type lone_variable_ = no_block;      // likewise for a variable recorded as a statement of its own
-  std::vector<std::uint8_t> reached_;        // built by careful sweeps only
-  std::vector<index_type> seeds_;            // the seeded statements of the sweep under way
-  std::vector<T> seed_values_;               // their adjoints once seeded (sweep: kept for a second, careful run)
-  std::vector<std::uint8_t> stops_;          // set_stops
-  std::vector<std::uint8_t> released_;       // settle_release
-  std::vector<std::uint8_t> outer_partial_;  // mark_outer_partial
+  index_type lone_variable_ = no_block;        // likewise for a variable recorded as a statement of its own
+  std::vector<std::uint8_t> reached_;          // built by careful sweeps only
+  std::vector<index_type> seeds_;              // the seeded statements of the sweep under way
+  std::vector<T> seed_values_;                 // their adjoints once seeded (sweep: kept for a second, careful run)
+  std::span<std::uint8_t const> stops_;        // the running sweep's (sweep_spec::stops)
+  std::vector<std::uint8_t> statement_marks_;  // statement_marks
+  std::vector<std::uint8_t> outer_partial_;    // mark_outer_partial
   std::vector<std::pair<index_type, index_type>> unconnected_;  // mark_unconnected: [first, last], ascending
   bool reached_valid_ = false;
   std::vector<frame> frames_;
@@ -576,6 +598,7 @@ class tape {
     current_ = this;
     return prev;
   }
+  /// Makes prev the thread's current tape again (what activate returned).
   static void restore(tape* prev) noexcept { current_ = prev; }
 };
 

@@ -10,6 +10,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <type_traits>
 
 #include "adx/config.hpp"
@@ -28,7 +29,7 @@ inline bool any_marked(std::uint8_t const* marks, index_type first, std::size_t 
 }
 
 /// Whether the n partials p are all +1 or -1 (at the innermost level): a backward pass through
-/// them needs no value of the forward pass (tape::settle_release).
+/// them needs no value of the forward pass (torch's release of a swept graph: api/release.hpp).
 template <class T>
 bool unit_partials(T const* p, std::size_t n) {
   return std::all_of(p, p + n, [](T const& v) { return primal_of(v) == 1 || primal_of(v) == -1; });
@@ -94,6 +95,30 @@ bool zero_adjoint(T const& a) {
     return structural_zero(a);
 }
 }  // namespace detail
+
+/// One seed of a backward sweep: `weight` is added to the adjoint of statement `index` of the
+/// recording `epoch` (a var's index() and epoch()).
+template <class T>
+struct sweep_seed {
+  index_type index;  ///< the seeded statement (0, a constant: no seed)
+  epoch_type epoch;  ///< the recording it belongs to (checked to be live)
+  T weight;          ///< added to its adjoint
+};
+
+/// What one backward sweep of a tape does (tape::sweep): the only way a sweep is asked for.
+/// The layers above decide the policies (which statements stop it, whether reachability is
+/// noted); the tape carries them out.
+template <class T>
+struct sweep_spec {
+  /// The seeds; the sweep starts at the highest seeded statement. None: every adjoint reads zero.
+  std::span<sweep_seed<T> const> seeds;
+  /// A mask over statements (entry k for statement k; shorter than the recording: the rest
+  /// are 0): a statement marked non-zero collects its adjoint but passes nothing on to its
+  /// operands. Empty: nothing stops the sweep.
+  std::span<std::uint8_t const> stops = {};
+  /// Whether the sweep notes which statements it reaches (tape::reached afterwards).
+  bool track_reached = false;
+};
 
 /// Memory a tape holds, for reports and tests.
 struct tape_stats {

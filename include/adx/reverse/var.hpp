@@ -264,11 +264,8 @@ struct ad_traits<var<T>> {
 /// Sweeps y's tape backward from y with seed (default 1); read results with x.adjoint().
 template <class T>
 void backward(var<T> const& y, value_type_t<var<T>> const& seed) {
-  auto& t = tape<T>::current();
-  t.check_live(y.epoch());
-  t.begin_sweep(y.index());
-  t.seed(y.index(), y.epoch(), seed);
-  t.sweep(y.index());
+  sweep_seed<T> const s{y.index(), y.epoch(), seed};
+  tape<T>::current().sweep({.seeds = {&s, 1}});
 }
 template <class T>
 void backward(var<T> const& y) {
