@@ -22,5 +22,11 @@ using elementary_unary_rules = boost::mp11::mp_append<arithmetic_unary_rules, ex
 /// Every binary rule.
 using all_binary_rules = boost::mp11::mp_append<arithmetic_binary_rules, exp_log_binary_rules, trig_binary_rules,
                                                 special_binary_rules, piecewise_binary_rules>;
+/// Every ternary rule (clamp, where).
+using all_ternary_rules = piecewise_ternary_rules;
+
+static_assert(detail::rules_conform<1>(elementary_unary_rules{}));
+static_assert(detail::rules_conform<2>(all_binary_rules{}));
+static_assert(detail::rules_conform<3>(all_ternary_rules{}));
 
 }  // namespace adx

@@ -194,5 +194,6 @@ auto polygamma(X&& x) {
 /// The rules of this file (adx/rules.hpp joins them to elementary.hpp's: all_unary_rules).
 using gamma_unary_rules = boost::mp11::mp_list<detail::lgamma_rule, detail::tgamma_rule, detail::polygamma_rule<0>,
                                                detail::polygamma_rule<1>>;
+static_assert(detail::rules_conform<1>(gamma_unary_rules{}));
 
 }  // namespace adx

@@ -278,5 +278,6 @@ using piecewise_unary_rules =
                          detail::rounding_rule<2>, detail::rounding_rule<3>>;
 using piecewise_binary_rules =
     boost::mp11::mp_list<detail::max_rule, detail::min_rule, detail::fmax_rule, detail::fmin_rule, detail::fmod_rule>;
+using piecewise_ternary_rules = boost::mp11::mp_list<detail::clamp_rule, detail::select_rule>;
 
 }  // namespace adx

@@ -8,7 +8,9 @@
 // (partials are built from adx functions, never from hand-expanded higher derivatives).
 // Forward, reverse and tensor modes all call these. Adding a function = one rule, one
 // one-line entry point and one entry in its family's rule list, in its family's header; the
-// generic test harness picks it up from `all_unary_rules` or `all_binary_rules`.
+// generic test harness picks it up from `all_unary_rules` or `all_binary_rules` (ternary rules:
+// `all_ternary_rules`). The concept elementwise_rule below states the protocol; the lists are
+// checked against it, and test/rules/test_rule_lists.cpp checks that every rule is listed.
 // A rule whose value and partials have no branch on the values, and whose functions core/simd.hpp
 // has in a vector form, says `static constexpr bool lanes = true`: tensor loops over double may
 // then compute it several elements at a time (tensor/lanes.hpp) with these same formulas.
@@ -27,6 +29,7 @@
 
 #include <boost/mp11/list.hpp>
 #include <cmath>
+#include <concepts>
 // <math.h> too: its C++ form declares <cmath>'s overloads in the global namespace as well, so that
 // generic code calling `abs(x)` unqualified on a plain double (with `using namespace adx`, the
 // README's style) gets the double overload, not C's int abs (a silent truncation; adx's abs takes
@@ -57,6 +60,46 @@ constexpr bool any_infinite(F x) {
 struct max_rule;
 struct min_rule;
 
+}  // namespace detail
+
+namespace detail {
+template <std::size_t>
+using rule_arg = double;
+/// Whether R has partial<J>(x..., r) over numbers x (one per I) and a result r.
+template <class R, std::size_t J, std::size_t... I>
+constexpr bool has_partial(std::index_sequence<I...>) {
+  return requires(rule_arg<I>... x, double r) { R::template partial<J>(x..., r); };
+}
+/// Whether R has value(x...) or value_as<double>(x...), and partial<I>(x..., r) for every I,
+/// over one number per I.
+template <class R, std::size_t... I>
+constexpr bool rule_shape(std::index_sequence<I...>) {
+  using args = std::index_sequence<I...>;
+  constexpr bool has_value = requires(rule_arg<I>... x) { R::value(x...); } ||
+                             requires(rule_arg<I>... x) { R::template value_as<double>(x...); };
+  return has_value && (has_partial<R, I>(args{}) && ...);
+}
+}  // namespace detail
+
+/// The rule protocol (the comment atop this file): a rule of Arity arguments has a `name`, its
+/// value over numbers (value, or value_as<T> where branches must agree on a type) and its
+/// partial<I>(args..., result) for each argument I. Every rule of the rule lists satisfies it
+/// (checked where rules/elementary.hpp and adx/rules.hpp join the lists).
+template <class R, std::size_t Arity>
+concept elementwise_rule = requires {
+  { R::name } -> std::convertible_to<char const*>;
+} && detail::rule_shape<R>(std::make_index_sequence<Arity>{});
+
+namespace detail {
+/// True for a list of rules of Arity arguments; else a compile error naming the rule that
+/// breaks the protocol.
+template <std::size_t Arity, class... R>
+constexpr bool rules_conform(boost::mp11::mp_list<R...>) {
+  static_assert((elementwise_rule<R, Arity> && ...),
+                "adx: a rule of a rule list lacks `name`, value(x...) (or value_as<T>(x...)) or partial<I>(x..., r) "
+                "for one of its arguments: see rules/rule_support.hpp");
+  return true;
+}
 }  // namespace detail
 
 // ---- entry points ---------------------------------------------------------------------------
