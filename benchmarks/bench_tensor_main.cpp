@@ -1,4 +1,4 @@
-// tensor_bench: the tensor problems of issue 3 (mlp, matmul_grad, elementwise and the tensor
+// tensor_bench: the tensor problems (mlp, matmul_grad, elementwise and the tensor
 // forms of lse, normal_lpdf, matvec_quad, advection) in hand-written code, adx and LibTorch.
 //
 // Every implementation runs on one thread: the process re-executes itself once with

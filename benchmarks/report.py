@@ -22,7 +22,7 @@ IMPLS = ["double", "hand", "adx_reverse", "adx_forward", "adolc_reverse", "sacad
          "sacado_sfad", "eigen_autodiff", "ceres_jet"]
 REVERSE = {"hand", "adx_reverse", "adolc_reverse", "sacado_rad"}
 
-# Targets of issue 2 (ratio to double) and Adept-2's tape size for one recording (bytes).
+# The performance targets (ratio to double) and Adept-2's tape size for one recording (bytes).
 TARGET_REVERSE = {"lse": 1.70, "normal_lpdf": 21.8, "prod_sum": 2.28, "matvec_quad": 15.2,
                   "advection": 54.6, "det_minor": 86.8}
 TARGET_FORWARD = {"lse": 0.97, "normal_lpdf": 1.00, "prod_sum": 1.42, "matvec_quad": 1.55,

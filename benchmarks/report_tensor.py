@@ -7,7 +7,7 @@
     python3 report_tensor.py results/tensor.json --md results/tensor.md --png results/tensor.png
 
 Takes the median (CPU time by default) of the repetitions of every `<problem>/<implementation>`
-and reports, against the targets of issue 3:
+and reports, against the tensor targets:
   * mlp, matmul_grad, elementwise: adx / hand and adx / torch;
   * elementwise_fwd (forward only): adx / hand (the fused tensor<double> expression against a
     hand-written loop);
@@ -72,7 +72,7 @@ def main():
 
     have_torch = any(r.endswith("/torch") for r in med)
     out = []
-    out.append("# Tensor benchmarks (issue 3)\n")
+    out.append("# Tensor benchmarks\n")
     out.append(f"Medians of {args.time} time over the repetitions, from `{args.json.split('/')[-1]}`; "
                "the repetitions of all benchmarks run interleaved in random order "
                "(`--benchmark_enable_random_interleaving`), so that a noisy minute on this shared "

@@ -1,4 +1,4 @@
-// The tensor benchmark problems of issue 3 (mlp, matmul_grad, elementwise) with their data and
+// The tensor benchmark problems (mlp, matmul_grad, elementwise) with their data and
 // the hand-written reference: loss and every gradient computed by hand, products by cblas_dgemm,
 // everything else plain loops over preallocated buffers (the practical limit).
 //

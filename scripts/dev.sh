@@ -138,23 +138,10 @@ case "${1:-}" in
   format)
     install_missing clang-format
     format=$(command -v clang-format-14 || command -v clang-format)
-    # every C++ source of ours (not the build folders Conan's test_package makes inside itself),
-    # except the files .ci/format-pending lists: those are reported, not failed on
-    mapfile -t pending < <(grep -v '^#' .ci/format-pending 2>/dev/null | grep . || true)
+    # every C++ source of ours (not the build folders Conan's test_package makes inside itself)
     mapfile -t sources < <(find include src test benchmarks examples test_package -name build -prune -o \
       \( -name '*.cpp' -o -name '*.hpp' \) -print | sort)
-    checked=()
-    for f in "${sources[@]}"; do
-      [[ " ${pending[*]} " == *" $f "* ]] || checked+=("$f")
-    done
-    "$format" --dry-run --Werror "${checked[@]}"
-    for f in "${pending[@]}"; do
-      if "$format" --dry-run --Werror "$f" 2>/dev/null; then
-        echo "adx: note: $f is formatted now; remove it from .ci/format-pending"
-      else
-        echo "adx: warning: $f is not clang-formatted (listed in .ci/format-pending, not failed on)"
-      fi
-    done
+    "$format" --dry-run --Werror "${sources[@]}"
     # every header starts with the licence's SPDX identifier
     missing_spdx=$(find include -name '*.hpp' -exec sh -c 'head -1 "$1" | grep -qx "// SPDX-License-Identifier: MIT" || echo "$1"' _ {} \;)
     if [ -n "$missing_spdx" ]; then
@@ -162,7 +149,20 @@ case "${1:-}" in
       echo "$missing_spdx" >&2
       exit 1
     fi
-    echo "adx: formatting ok for ${#checked[@]} files ($("$format" --version))"
+    # the layers (docs/development.md): a header includes only its own layer and those below
+    layers=(core rules forward reverse tensor api nn)
+    upward=""
+    for ((i = 0; i < ${#layers[@]}; i++)); do
+      for ((j = i + 1; j < ${#layers[@]}; j++)); do
+        upward+=$(grep -Hn "#include \"adx/${layers[j]}/" include/adx/"${layers[i]}"/*.hpp || true)
+      done
+    done
+    if [ -n "$upward" ]; then
+      echo "adx: these includes go up the layers (${layers[*]}, lowest first):" >&2
+      echo "$upward" >&2
+      exit 1
+    fi
+    echo "adx: formatting and layers ok for ${#sources[@]} files ($("$format" --version))"
     ;;
   bench-check)
     # the benchmarks must keep compiling and their start-up checks passing: build them with every
