@@ -102,6 +102,7 @@ struct tensor_leaf {
 
   adx::shape const& shape() const noexcept { return t.shape(); }
   bool flat_readable(adx::shape const& out) const noexcept { return t.size() == 1 || t.shape() == out; }
+  /// The row length over which every operand repeats when read as rows of out (0: none).
   std::size_t row_period(adx::shape const& out) const noexcept {
     if (flat_readable(out)) return 0;
     return reads_cyclically(t.shape(), out) ? t.size() : no_rows;
@@ -208,8 +209,9 @@ using element_result_t = std::conditional_t<ad_operand<X>, ad_type_t<X>, std::re
 template <class Rule, class... Ops>
 class tensor_expr : public detail::tensor_tag {
  public:
-  using is_tensor_expr = void;
+  using is_tensor_expr = void;  ///< marks the type for the tensor operators' overloads
 
+  /// The expression Rule(ops...), its shape the operands' broadcast shape (shape_error if none).
   explicit tensor_expr(Ops... ops) : ops_(std::in_place, std::move(ops)...) { set_shape(); }
   /// Each operand made in place by one of `make` (make_tensor_expr: nothing is moved).
   template <class... M>
@@ -217,10 +219,13 @@ class tensor_expr : public detail::tensor_tag {
     set_shape();
   }
 
+  /// The broadcast shape of the result.
   adx::shape const& shape() const noexcept { return shape_; }
+  /// Whether every operand can be read at the result's flat positions (same shape, or one element).
   bool flat_readable(adx::shape const& out) const noexcept {
     return ops_.apply([&](auto const&... op) { return (op.flat_readable(out) && ...); });
   }
+  /// The row length over which every operand repeats when read as rows of out (0: none).
   std::size_t row_period(adx::shape const& out) const noexcept {
     return ops_.apply([&](auto const&... op) {
       std::size_t p = 0;
@@ -228,6 +233,7 @@ class tensor_expr : public detail::tensor_tag {
       return p;
     });
   }
+  /// Prepares every operand to be read into a result of shape out, the way plan says.
   void bind(adx::shape const& out, detail::read_plan plan) {
     ops_.apply([&](auto&... op) { (op.bind(out, plan), ...); });
   }
@@ -243,6 +249,7 @@ class tensor_expr : public detail::tensor_tag {
     return ops_.apply([&](auto const&... op)
                           ADX_INLINE_LAMBDA { return detail::make_expr_inline<Rule>(op.at_row(i, c)...); });
   }
+  /// The element at the multi-index idx (its first rank entries) of the result.
   ADX_ALWAYS_INLINE auto at_index(detail::stride_array const& idx, std::size_t rank) const {
     return ops_.apply([&](auto const&... op)
                           ADX_INLINE_LAMBDA { return detail::make_expr_inline<Rule>(op.at_index(idx, rank)...); });
@@ -255,6 +262,7 @@ class tensor_expr : public detail::tensor_tag {
   ADX_ALWAYS_INLINE auto value_flat(std::size_t i) const {
     return values_by([i](auto const& op) ADX_INLINE_LAMBDA { return op.value_flat(i); });
   }
+  /// The element's value at element i, column c of its row (see value_flat).
   ADX_ALWAYS_INLINE auto value_row(std::size_t i, std::size_t c) const {
     return values_by([i, c](auto const& op) ADX_INLINE_LAMBDA { return op.value_row(i, c); });
   }
@@ -268,6 +276,7 @@ class tensor_expr : public detail::tensor_tag {
   void visit_operands(F&& f) const {
     ops_.apply([&](auto const&... op) { (f(op), ...); });
   }
+  /// Calls f on each operand, left to right, as modifiable.
   template <class F>
   void visit_operands(F&& f) {
     ops_.apply([&](auto&... op) { (f(op), ...); });
@@ -278,6 +287,7 @@ class tensor_expr : public detail::tensor_tag {
     ops_.apply([&](auto const&... op) { (op.template for_each_epoch<R>(f), ...); });
   }
 
+  /// The scalar type of the result's elements.
   using element_type =
       detail::element_result_t<decltype(detail::make_expr<Rule>(std::declval<Ops const&>().at_flat(0)...))>;
 
