@@ -1,4 +1,4 @@
-// expect: a rule of a rule list lacks `name`, value(x...)
+// expect: a rule of a rule list lacks
 // A rule list whose rule has no partial: the check every family's list passes names what is missing.
 #include <adx/adx.hpp>
 struct no_partial_rule {
