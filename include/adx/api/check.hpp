@@ -129,7 +129,7 @@ auto eval_shifted(F const& f, Tup const& xs, std::size_t i, std::size_t j, doubl
 
 template <class Y>
 std::vector<double> flat_doubles(Y const& y) {
-  using K = fkind_of<Y>;
+  using K = kind_of<Y>;
   std::vector<double> v(K::size(y));
   for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<double>(K::at(y, k));
   return v;
@@ -169,7 +169,7 @@ template <std::size_t I, class F, class Tup, class JF, class JR>
 void check_jacobian_block(F const& f, Tup const& xs, JF const& jf, JR const& jr, bool packed,
                           grad_check_options const& opt, grad_check_report& report) {
   auto const fwd = as_doubles(std::get<I>(jf)), rev = as_doubles(std::get<I>(jr));
-  shape const in = fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs));
+  shape const in = kind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs));
   std::size_t const nin = in.size();
   std::size_t const m = nin ? fwd.size() / nin : 0;
   std::vector<double> fd(fwd.size());
@@ -241,7 +241,7 @@ struct output_element_function {
   template <class... X>
   auto operator()(X const&... x) const {
     auto const y = evaluated(f(x...));
-    return element_of<decltype(y)>(fkind_of<decltype(y)>::at(y, k));
+    return element_of<decltype(y)>(kind_of<decltype(y)>::at(y, k));
   }
 };
 
@@ -249,8 +249,8 @@ struct output_element_function {
 /// x_J, stored as [(k * ni + a) * nj + b] for output element k.
 template <std::size_t I, std::size_t J, class F, class Tup>
 void second_order_differences(F const& f, Tup const& xs, std::size_t m, double eps, std::vector<double>& fd) {
-  std::size_t const ni = fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs)).size();
-  std::size_t const nj = fkind_of<std::tuple_element_t<J, Tup>>::shape_of(std::get<J>(xs)).size();
+  std::size_t const ni = kind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs)).size();
+  std::size_t const nj = kind_of<std::tuple_element_t<J, Tup>>::shape_of(std::get<J>(xs)).size();
   fd.assign(m * ni * nj, 0.0);
   for (std::size_t b = 0; b < nj; ++b) {
     auto const up = as_doubles(shifted_gradient<I>(f, xs, J, b, eps));
@@ -298,7 +298,7 @@ void check_second_order(F const& f, Tup const& xs, bool packed, grad_check_optio
                         grad_check_report& report) {
   constexpr std::size_t N = std::tuple_size_v<Tup>;
   auto const y = evaluated(call_unpacked(f, xs));
-  using YK = fkind_of<decltype(y)>;
+  using YK = kind_of<decltype(y)>;
   std::size_t const m = YK::size(y);
   if (m == 0) return;                 // no element: nothing to compare
   shape const out = YK::shape_of(y);  // a scalar output has the empty shape: "d^2 out / ..."
@@ -306,7 +306,7 @@ void check_second_order(F const& f, Tup const& xs, bool packed, grad_check_optio
   std::vector<shape> in(N);
   std::vector<std::vector<double>> rr(N * N), fd(N * N);  // [I * N + J][(k * ni + a) * nj + b]
   [&]<std::size_t... I>(std::index_sequence<I...>) {
-    ((in[I] = fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))), ...);
+    ((in[I] = kind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))), ...);
     (second_order_row<I>(f, xs, m, opt.eps, rr, fd), ...);
   }
   (std::make_index_sequence<N>{});

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "adx/api/container_kind.hpp"
 #include "adx/api/level.hpp"
 #include "adx/api/mindspore.hpp"
 #include "adx/core/error.hpp"
@@ -21,60 +22,6 @@
 #include "adx/tensor/tensor.hpp"
 
 namespace adx::detail {
-
-// ---- containers: a scalar, a std::vector or a tensor, with an element type ------------------
-
-template <class X>
-struct fkind {  // a scalar
-  using element = X;
-  template <class E>
-  using with = E;
-  static shape shape_of(X const&) { return {}; }
-  static std::size_t size(X const&) { return 1; }
-  static X const& at(X const& x, std::size_t) { return x; }
-  /// The same container with element g(i, x_i) of type E.
-  template <class E, class G>
-  static E map(X const& x, G&& g) {
-    return g(std::size_t{0}, x);
-  }
-};
-template <class X, class A>
-struct fkind<std::vector<X, A>> {
-  using element = X;
-  template <class E>
-  using with = std::vector<E>;
-  static shape shape_of(std::vector<X, A> const& x) { return shape{x.size()}; }
-  static std::size_t size(std::vector<X, A> const& x) { return x.size(); }
-  static X const& at(std::vector<X, A> const& x, std::size_t i) { return x[i]; }
-  template <class E, class G>
-  static std::vector<E> map(std::vector<X, A> const& x, G&& g) {
-    std::vector<E> r;
-    r.reserve(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) r.push_back(g(i, x[i]));
-    return r;
-  }
-};
-template <class X>
-struct fkind<tensor<X>> {
-  using element = X;
-  template <class E>
-  using with = tensor<E>;
-  static shape shape_of(tensor<X> const& x) { return x.shape(); }
-  static std::size_t size(tensor<X> const& x) { return x.size(); }
-  static X const& at(tensor<X> const& x, std::size_t i) { return x.data()[i]; }
-  template <class E, class G>
-  static tensor<E> map(tensor<X> const& x, G&& g) {
-    tensor<E> r(x.shape());
-    E* o = r.data();
-    for (std::size_t i = 0; i < x.size(); ++i) o[i] = g(i, x.data()[i]);
-    return r;
-  }
-};
-
-template <class X>
-using fkind_of = fkind<std::remove_cvref_t<X>>;
-template <class X>
-using element_of = typename fkind_of<X>::element;
 
 /// An input of a transform: a floating-point or AD scalar, or a std::vector / tensor of one.
 template <class X>
@@ -124,7 +71,7 @@ struct transform_scalar;
 template <class F, class... X, template <class> class Call>
 struct transform_scalar<F, std::tuple<X...>, Call> {
   template <class R>
-  using callable_at = std::is_invocable<F const&, typename fkind_of<X>::template with<Call<R>> const&...>;
+  using callable_at = std::is_invocable<F const&, typename kind_of<X>::template with<Call<R>> const&...>;
   using type = lift_scalar_t<inputs_element_t<std::tuple<X...>>, typename captured_scalar<F, X...>::type, callable_at>;
 };
 template <class F, class Tup, template <class> class Call>
@@ -146,7 +93,7 @@ decltype(auto) call_unpacked(F const& f, Tup const& t) {
 template <class E, class Tup, class G>
 auto map_inputs(Tup const& xs, G const& g) {
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return std::make_tuple(fkind_of<std::tuple_element_t<I, Tup>>::template map<E>(
+    return std::make_tuple(kind_of<std::tuple_element_t<I, Tup>>::template map<E>(
         std::get<I>(xs), [&](std::size_t j, auto const& e) { return g(I, j, e); })...);
   }
   (std::make_index_sequence<std::tuple_size_v<Tup>>{});
@@ -154,7 +101,7 @@ auto map_inputs(Tup const& xs, G const& g) {
 
 template <class Tup>
 std::vector<std::size_t> input_sizes(Tup const& xs) {
-  return std::apply([](auto const&... x) { return std::vector<std::size_t>{fkind_of<decltype(x)>::size(x)...}; }, xs);
+  return std::apply([](auto const&... x) { return std::vector<std::size_t>{kind_of<decltype(x)>::size(x)...}; }, xs);
 }
 
 /// An output element taken to the scalar S (a constant if f returned something inactive).
@@ -180,7 +127,7 @@ auto evaluated(Y&& y) {
 /// The output at level S taken one level down (its values), in the same container.
 template <class S, class Y>
 auto output_values(Y const& y) {
-  using K = fkind_of<Y>;
+  using K = kind_of<Y>;
   using R = value_type_t<S>;
   return K::template map<R>(y, [](std::size_t, auto const& e) { return output_element<S>(e).val(); });
 }
@@ -206,8 +153,8 @@ void check_directions(char const* api, Tup const& xs, VTup const& vs, bool packe
     auto name = [&](char const* base, std::size_t i) {
       return packed ? std::string(base) + "[" + std::to_string(i) + "]" : std::string(base);
     };
-    (check_direction(api, name(v_name, I), fkind_of<std::tuple_element_t<I, VTup>>::shape_of(std::get<I>(vs)),
-                     name(x_name, I), fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))),
+    (check_direction(api, name(v_name, I), kind_of<std::tuple_element_t<I, VTup>>::shape_of(std::get<I>(vs)),
+                     name(x_name, I), kind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))),
      ...);
   }
   (std::make_index_sequence<std::tuple_size_v<Tup>>{});

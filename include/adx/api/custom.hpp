@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "adx/api/container_kind.hpp"
 #include "adx/core/error.hpp"
 #include "adx/core/expr.hpp"
 #include "adx/forward/dual.hpp"
@@ -47,18 +48,9 @@
 namespace adx {
 namespace detail {
 
+/// The element type of a custom function's argument (a scalar, or a tensor's elements).
 template <class X>
-struct custom_arg {  // a scalar
-  using element = X;
-  static constexpr bool is_tensor = false;
-};
-template <class E>
-struct custom_arg<tensor<E>> {
-  using element = E;
-  static constexpr bool is_tensor = true;
-};
-template <class X>
-using custom_element_t = typename custom_arg<std::remove_cvref_t<X>>::element;
+using custom_element_t = element_of<X>;
 
 /// An argument evaluated: expressions into their scalar or tensor, anything else as it is.
 template <class X>

@@ -63,7 +63,7 @@ template <class R, class Tup>
 auto jacobian_tensors(Tup const& xs, shape const& out, std::vector<std::vector<R>>& blocks) {
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return std::make_tuple(
-        tensor<R>(concat(out, fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))), blocks[I])...);
+        tensor<R>(concat(out, kind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))), blocks[I])...);
   }
   (std::make_index_sequence<std::tuple_size_v<Tup>>{});
 }
@@ -76,7 +76,7 @@ auto jacobian_reverse_at(F const& f, Tup const& xs) {
   frame_guard<R> frame;
   auto const xv = map_inputs<S>(xs, [](std::size_t, std::size_t, auto const& r) { return S(to_value<R>(r)); });
   auto const y = evaluated(call_unpacked(f, xv));
-  using YK = fkind_of<decltype(y)>;
+  using YK = kind_of<decltype(y)>;
   std::size_t const m = YK::size(y);
   auto const n = input_sizes(xs);
   std::vector<std::vector<R>> blocks(n.size());
@@ -89,7 +89,7 @@ auto jacobian_reverse_at(F const& f, Tup const& xs) {
       (
           [&] {
             auto const& x = std::get<I>(xv);
-            using XK = fkind_of<decltype(x)>;
+            using XK = kind_of<decltype(x)>;
             for (std::size_t j = 0; j < n[I]; ++j) blocks[I][k * n[I] + j] = XK::at(x, j).adjoint();
           }(),
           ...);
@@ -130,7 +130,7 @@ auto jacobian_impl(F const& f, Tup const& xs, functional::jacobian_strategy stra
   for (std::size_t k : n) n_total += k;
   // the first column tells the output's size, which decides the automatic strategy
   auto const y0 = forward_column<R>(f, xs, n_total > 0 ? 0 : static_cast<std::size_t>(-1));
-  using YK = fkind_of<decltype(y0)>;
+  using YK = kind_of<decltype(y0)>;
   std::size_t const m = YK::size(y0);
   if (strategy == jacobian_strategy::automatic && !(n_total < m)) return jacobian_reverse_at<R>(f, xs);
   std::vector<std::vector<R>> blocks(n.size());
@@ -182,7 +182,7 @@ auto output_hessians(F const& f, Tup const& xs, std::size_t m, bool single) {
         return S(D(to_value<R>(r), constant<R>(i == jb && j == e ? 1 : 0)));
       });
       auto const y = evaluated(call_unpacked(f, xv));
-      using YK = fkind_of<decltype(y)>;
+      using YK = kind_of<decltype(y)>;
       if (YK::size(y) != m) {
         if (single)
           throw value_error(
@@ -199,7 +199,7 @@ auto output_hessians(F const& f, Tup const& xs, std::size_t m, bool single) {
           (
               [&] {
                 auto const& x = std::get<I>(xv);
-                using XK = fkind_of<decltype(x)>;
+                using XK = kind_of<decltype(x)>;
                 for (std::size_t a = 0; a < n[I]; ++a)
                   blocks[k][I][jb][a * n[jb] + e] = XK::at(x, a).adjoint().tangent();
               }(),
@@ -219,9 +219,9 @@ auto hessian_impl(F const& f, Tup const& xs) {
   auto const blocks = output_hessians(f, xs, 1, true);
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     auto row = [&]<std::size_t Ii>(std::integral_constant<std::size_t, Ii>) {
-      auto const si = fkind_of<std::tuple_element_t<Ii, Tup>>::shape_of(std::get<Ii>(xs));
-      return std::make_tuple(tensor<R>(concat(si, fkind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))),
-                                       blocks[0][Ii][I])...);
+      auto const si = kind_of<std::tuple_element_t<Ii, Tup>>::shape_of(std::get<Ii>(xs));
+      return std::make_tuple(
+          tensor<R>(concat(si, kind_of<std::tuple_element_t<I, Tup>>::shape_of(std::get<I>(xs))), blocks[0][Ii][I])...);
     };
     return std::make_tuple(row(std::integral_constant<std::size_t, I>{})...);
   }
@@ -234,7 +234,7 @@ auto hessian_impl(F const& f, Tup const& xs) {
 template <class D, class Y>
 auto split_dual(Y const& y) {
   using R = value_type_t<D>;
-  using K = fkind_of<Y>;
+  using K = kind_of<Y>;
   return std::make_pair(
       K::template map<R>(y, [](std::size_t, auto const& e) { return output_element<D>(e).val(); }),
       K::template map<R>(y, [](std::size_t, auto const& e) { return output_element<D>(e).tangent(); }));
@@ -245,8 +245,8 @@ auto lift_with_tangents(Tup const& xs, VTup const& vs) {
   using D = dual<R>;
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return std::make_tuple(
-        fkind_of<std::tuple_element_t<I, Tup>>::template map<D>(std::get<I>(xs), [&](std::size_t j, auto const& r) {
-          return D(to_value<R>(r), to_value<R>(fkind_of<std::tuple_element_t<I, VTup>>::at(std::get<I>(vs), j)));
+        kind_of<std::tuple_element_t<I, Tup>>::template map<D>(std::get<I>(xs), [&](std::size_t j, auto const& r) {
+          return D(to_value<R>(r), to_value<R>(kind_of<std::tuple_element_t<I, VTup>>::at(std::get<I>(vs), j)));
         })...);
   }
   (std::make_index_sequence<std::tuple_size_v<Tup>>{});
@@ -282,8 +282,8 @@ auto sweep_private(tape<R>& tp, XV const& xv, YV const& ys, VTup const& vs, char
         [&] {
           auto const& y = std::get<K>(ys);
           auto const& v = std::get<K>(vs);
-          using YK = fkind_of<decltype(y)>;
-          using VK = fkind_of<decltype(v)>;
+          using YK = kind_of<decltype(y)>;
+          using VK = kind_of<decltype(v)>;
           std::string const vname = M > 1 ? "v[" + std::to_string(K) + "]" : "v";
           std::string const oname = M > 1 ? "output " + std::to_string(K) : "the output";
           check_direction(api, vname, VK::shape_of(v), oname, YK::shape_of(y));
@@ -298,7 +298,7 @@ auto sweep_private(tape<R>& tp, XV const& xv, YV const& ys, VTup const& vs, char
   request.run();  // on tp, the active tape
   return std::apply(
       [&](auto const&... x) {
-        return std::make_tuple(fkind_of<decltype(x)>::template map<R>(
+        return std::make_tuple(kind_of<decltype(x)>::template map<R>(
             x, [&](std::size_t, S const& e) { return tp.adjoint(e.index(), e.epoch()); })...);
       },
       xv);
@@ -440,11 +440,11 @@ auto hvp(F const& f, X const& x, V const& v) {
   auto const xv = std::apply(
       [](auto const&... e) {
         return std::make_tuple(
-            detail::fkind_of<decltype(e)>::template map<S>(e, [](std::size_t, D const& d) { return S(d); })...);
+            detail::kind_of<decltype(e)>::template map<S>(e, [](std::size_t, D const& d) { return S(d); })...);
       },
       xd);
   auto const y = detail::evaluated(detail::call_unpacked(f, xv));
-  using YK = detail::fkind_of<decltype(y)>;
+  using YK = detail::kind_of<decltype(y)>;
   if (YK::size(y) != 1)
     throw value_error("adx: functional::hvp: the function must return a single element (it has shape " +
                       YK::shape_of(y).str() + ")");
@@ -452,7 +452,7 @@ auto hvp(F const& f, X const& x, V const& v) {
   detail::sweep_from(y0);
   auto hv = std::apply(
       [&](auto const&... e) {
-        return std::make_tuple(detail::fkind_of<decltype(e)>::template map<R>(e, [&](std::size_t, S const& s) {
+        return std::make_tuple(detail::kind_of<decltype(e)>::template map<R>(e, [&](std::size_t, S const& s) {
           return y0.index() ? s.adjoint().tangent() : detail::constant<R>(0);
         })...);
       },

@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "adx/api/container_kind.hpp"
 #include "adx/api/parameter.hpp"
 #include "adx/api/sweep_request.hpp"
 #include "adx/reverse/var.hpp"
@@ -37,23 +38,17 @@ enum class aggregation_method { add_n = 0, experimental_tree = 1, experimental_a
 
 namespace detail {
 
+/// An output or input of the gradient APIs (var<T> or tensor<var<T>>, nothing else): its
+/// container kind and its gradient's type (T or tensor<T>).
 template <class X>
-struct active_of;  // var<T> or tensor<var<T>>: its element type and gradient type
+struct active_of;
 template <class T>
-struct active_of<var<T>> {
-  using element = var<T>;
+struct active_of<var<T>> : container_kind<var<T>> {
   using grad = T;
-  static std::size_t size(var<T> const&) { return 1; }
-  static var<T> const& at(var<T> const& x, std::size_t) { return x; }
-  static shape shape_of(var<T> const&) { return {}; }
 };
 template <class T>
-struct active_of<tensor<var<T>>> {
-  using element = var<T>;
+struct active_of<tensor<var<T>>> : container_kind<tensor<var<T>>> {
   using grad = tensor<T>;
-  static std::size_t size(tensor<var<T>> const& x) { return x.size(); }
-  static var<T> const& at(tensor<var<T>> const& x, std::size_t i) { return x.data()[i]; }
-  static shape shape_of(tensor<var<T>> const& x) { return x.shape(); }
 };
 
 template <class X>

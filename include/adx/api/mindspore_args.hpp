@@ -146,16 +146,12 @@ struct weights_spec<parameter_list<T>> {
 // ---- arguments: lifting the selected ones -------------------------------------------------
 
 template <class X>
-struct arg_scalar {
-  using type = X;  // a scalar argument
+struct arg_scalar {  // a tensor's elements; a scalar, or anything grad does not lift, as it is
+  using type = std::conditional_t<kind_of<X>::is_tensor, element_of<X>, X>;
 };
 template <class X>
 requires(ad_expression<X> || (tensor_operand<X> && !tensor_type<X>)) struct arg_scalar<X> {
   using type = scalar_in_t<X>;  // an unevaluated expression: the scalar of its value
-};
-template <class S>
-struct arg_scalar<tensor<S>> {
-  using type = S;
 };
 template <class T>
 struct arg_scalar<parameter<T>> {  // not an argument grad can lift (see lift): named for its message only

@@ -75,8 +75,8 @@ constexpr bool has_partial(std::index_sequence<I...>) {
 template <class R, std::size_t... I>
 constexpr bool rule_shape(std::index_sequence<I...>) {
   using args = std::index_sequence<I...>;
-  constexpr bool has_value = requires(rule_arg<I>... x) { R::value(x...); } ||
-                             requires(rule_arg<I>... x) { R::template value_as<double>(x...); };
+  constexpr bool has_value = requires(rule_arg<I>... x) { R::value(x...); }
+  || requires(rule_arg<I>... x) { R::template value_as<double>(x...); };
   return has_value && (has_partial<R, I>(args{}) && ...);
 }
 }  // namespace detail
@@ -88,7 +88,8 @@ constexpr bool rule_shape(std::index_sequence<I...>) {
 template <class R, std::size_t Arity>
 concept elementwise_rule = requires {
   { R::name } -> std::convertible_to<char const*>;
-} && detail::rule_shape<R>(std::make_index_sequence<Arity>{});
+}
+&&detail::rule_shape<R>(std::make_index_sequence<Arity>{});
 
 namespace detail {
 /// True for a list of rules of Arity arguments; else a compile error naming the rule that
