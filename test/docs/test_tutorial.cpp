@@ -82,3 +82,17 @@ TEST_CASE("docs: every page with C++ examples is checked by test/docs") {
                   "this page has ```cpp examples that no test runs: add it to test/docs/test_readme.cpp");
   }
 }
+
+TEST_CASE("docs/examples.dox lists every example program, so that the API reference shows it") {
+  std::filesystem::path const root = ADX_SOURCE_DIR;
+  std::string const listed = read_all(root / "docs" / "examples.dox");
+  std::size_t programs = 0;
+  for (auto const& entry : std::filesystem::recursive_directory_iterator(root / "examples")) {
+    if (entry.path().extension() != ".cpp") continue;
+    std::string const name = std::filesystem::relative(entry.path(), root / "examples").generic_string();
+    INFO(name);
+    CHECK(listed.find("\\example " + name + "\n") != std::string::npos);
+    ++programs;
+  }
+  CHECK(programs >= 11);
+}
