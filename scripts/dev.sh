@@ -59,10 +59,10 @@ case "${1:-}" in
     # ADX_FUZZ_SECONDS (default 30; 0 skips it). One full build instead of a g++ one and a
     # sanitizer one: g++'s -fsyntax-only takes a third of its -Og build's time. `scripts/dev.sh
     # gcc` still builds and runs the suite with g++ -Og.
-    # -O0: the nested test instantiations compile 2.7x faster than at -O1 and in a third of the
-    # memory; at -O0 adx forces nothing inline (ADX_FORCE_INLINE, config.hpp). Every UBSan check
+    # -O0: the nested test instantiations compile several times faster than at -O1 and in a
+    # fraction of the memory; at -O0 adx forces nothing inline (ADX_FORCE_INLINE, config.hpp). Every UBSan check
     # but `function` (calls through a function pointer cast to another type, which adx never
-    # makes): it emits type information for every function, a seventh of this build's time.
+    # makes): it emits type information for every function, which slows this build markedly.
     # -g1 (line tables): the reports' stack traces keep their files and lines, in less build time
     # than full debug information takes.
     # CMAKE_CXX_FLAGS_DEBUG is emptied: its -g comes after ours and would win.
