@@ -20,8 +20,8 @@
 // ADX_FORCE_INLINE (1 or 0): whether the element loops' small functions and lambdas are forced
 // inline (ADX_ALWAYS_INLINE, ADX_INLINE_LAMBDA). By default only an optimised build forces
 // them: GCC and clang inline always_inline functions at -O0 too, and in a debug or sanitizer
-// build of code with many nested instantiations that costs about a third of the compile time
-// (clang -O0 with ASan + UBSan) and gains nothing.
+// build of code with many nested instantiations that costs much of the compile time (clang -O0
+// with ASan + UBSan) and gains nothing.
 #ifndef ADX_FORCE_INLINE
 #if defined(__OPTIMIZE__)
 #define ADX_FORCE_INLINE 1

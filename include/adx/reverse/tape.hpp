@@ -373,7 +373,8 @@ class tape {
   /// them over, without a test: whether each operand is a variable of this recording is noted
   /// (stray) and settled once for the statement (settle_statement). The per-operand code is a
   /// few stores, so that a long expression compiles to little code; a short one keeps writer's
-  /// test per operand, which runs faster (a tenth of normal_lpdf's and advection's gradient).
+  /// test per operand, which runs faster where short statements dominate (normal_lpdf's and
+  /// advection's gradients).
   template <std::size_t N>
   struct statement_writer {
     ADX_ALWAYS_INLINE statement_writer(detail::stored_index* i, T* p, epoch_type e) noexcept

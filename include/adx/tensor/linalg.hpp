@@ -66,8 +66,8 @@ matmul_side<value_type_t<S>> product_side(tensor<X> const& x) {
     side.values = tensor<T>::generate(x.shape(), [&](std::size_t i) { return e[i].val(); });
     index_type const first = x.size() ? e[0].index() : 0;
     bool block = first != 0;
-    // (Folding this loop into the values' generate above gave 50 % more instructions: this
-    // loop and the copy are tighter apart.)
+    // (Folding this loop into the values' generate above makes more instructions: this loop
+    // and the copy are tighter apart.)
     epoch_type live = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
       index_type const k = e[i].index();
