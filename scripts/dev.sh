@@ -149,6 +149,13 @@ case "${1:-}" in
       echo "$missing_spdx" >&2
       exit 1
     fi
+    # no header over 600 lines (split it along its seams instead)
+    long_headers=$(find include -name '*.hpp' -exec awk 'END { if (NR > 600) print FILENAME ": " NR " lines" }' {} \;)
+    if [ -n "$long_headers" ]; then
+      echo "adx: headers over 600 lines:" >&2
+      echo "$long_headers" >&2
+      exit 1
+    fi
     # the layers (docs/development.md): a header includes only its own layer and those below
     layers=(core rules forward reverse tensor api nn)
     upward=""
@@ -162,7 +169,7 @@ case "${1:-}" in
       echo "$upward" >&2
       exit 1
     fi
-    echo "adx: formatting and layers ok for ${#sources[@]} files ($("$format" --version))"
+    echo "adx: formatting, header sizes and layers ok for ${#sources[@]} files ($("$format" --version))"
     ;;
   bench-check)
     # the benchmarks must keep compiling and their start-up checks passing: build them with every

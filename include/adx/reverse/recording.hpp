@@ -245,4 +245,27 @@ inline void tape<T>::note_origin(index_type first, index_type count, char const*
   for (index_type j = 0; j < count; ++j) origins_[first + j] = statement_origin{operation, where};
 }
 
+template <class T>
+inline bool tape<T>::is_live(epoch_type e) const noexcept {
+  if (e == epoch_ || e == 0) return true;
+  for (auto const& f : frames_)
+    if (f.epoch == e) return true;
+  return false;
+}
+template <class T>
+inline void tape<T>::check_live(epoch_type e) const {
+  if (e == epoch_ || e == 0) [[likely]]
+    return;
+  if (is_live(e)) return;
+  throw stale_variable_error(
+      "adx: a var was used outside its recording: its tape was reset or its tape_scope ended after it was "
+      "created, or it belongs to another thread's tape");
+}
+template <class T>
+inline bool tape<T>::unconnected(index_type k) const noexcept {
+  auto const it = std::upper_bound(unconnected_.begin(), unconnected_.end(), k,
+                                   [](index_type v, auto const& r) { return v < r.first; });
+  return it != unconnected_.begin() && k <= std::prev(it)->second;
+}
+
 }  // namespace adx

@@ -426,4 +426,17 @@ inline index_type tape<T>::through_node(index_type top) const noexcept {
   return top < nd.first + nd.count ? nd.first + nd.count - 1 : top;
 }
 
+template <class T>
+inline T tape<T>::adjoint(index_type i, epoch_type e) const {
+  check_live(e);
+  if (i == 0 || i > swept_) return detail::constant<T>(0);
+  return adj_[i];
+}
+template <class T>
+inline void tape<T>::adjoints_of_live(index_type first, std::size_t n, T* out) const {
+  std::size_t const swept = first > swept_ ? 0 : std::min<std::size_t>(n, std::size_t{swept_} - first + 1);
+  std::copy_n(adj_.data() + first, swept, out);
+  std::fill_n(out + swept, n - swept, detail::constant<T>(0));
+}
+
 }  // namespace adx

@@ -233,24 +233,12 @@ class tape {
   index_type size() const noexcept { return n_; }
 
   /// Whether epoch e belongs to a recording that is still live on this tape (0: a constant).
-  bool is_live(epoch_type e) const noexcept {
-    if (e == epoch_ || e == 0) return true;
-    for (auto const& f : frames_)
-      if (f.epoch == e) return true;
-    return false;
-  }
+  bool is_live(epoch_type e) const noexcept;
   /// check_live for an operand of another recording than the current one (the writer's rare
   /// case), kept out of line so that recording code does not carry the throw.
   ADX_NOINLINE void check_live_outer(epoch_type e) const { check_live(e); }
   /// Throws unless epoch e belongs to a recording that is still live on this tape.
-  void check_live(epoch_type e) const {
-    if (e == epoch_ || e == 0) [[likely]]
-      return;
-    if (is_live(e)) return;
-    throw stale_variable_error(
-        "adx: a var was used outside its recording: its tape was reset or its tape_scope ended after it was "
-        "created, or it belongs to another thread's tape");
-  }
+  void check_live(epoch_type e) const;
   /// check_live for the elements of a tensor or a list in turn: `live` is the last recording
   /// found live (start it at 0), so that a run of elements of an outer recording (a model's
   /// parameters made outside the tape_scope) costs one look through the frames, not one each.
@@ -324,11 +312,7 @@ class tape {
   /// The statements noted by mark_unconnected: [first, last] ranges, ascending.
   std::span<std::pair<index_type, index_type> const> unconnected_ranges() const noexcept { return unconnected_; }
   /// Whether statement k was noted by mark_unconnected.
-  bool unconnected(index_type k) const noexcept {
-    auto const it = std::upper_bound(unconnected_.begin(), unconnected_.end(), k,
-                                     [](index_type v, auto const& r) { return v < r.first; });
-    return it != unconnected_.begin() && k <= std::prev(it)->second;
-  }
+  bool unconnected(index_type k) const noexcept;
   /// One byte per statement that the layers above keep with this recording (the API layer's
   /// torch release marks: api/release.hpp). The tape never reads them; it cuts them back with the
   /// recording when a frame ends, so that an entry never outlives its statement.
@@ -350,20 +334,12 @@ class tape {
   }
 
   /// The adjoint of statement i after the last sweep (zero if i is inactive or was not swept).
-  T adjoint(index_type i, epoch_type e) const {
-    check_live(e);
-    if (i == 0 || i > swept_) return detail::constant<T>(0);
-    return adj_[i];
-  }
+  T adjoint(index_type i, epoch_type e) const;
 
   /// adjoint(i, e) for a var already checked to be live (bulk reads check once per recording).
   T adjoint_of_live(index_type i) const noexcept { return i == 0 || i > swept_ ? detail::constant<T>(0) : adj_[i]; }
   /// adjoint_of_live of first .. first + n - 1 (first > 0) into out: a copy of the swept part.
-  void adjoints_of_live(index_type first, std::size_t n, T* out) const {
-    std::size_t const swept = first > swept_ ? 0 : std::min<std::size_t>(n, std::size_t{swept_} - first + 1);
-    std::copy_n(adj_.data() + first, swept, out);
-    std::fill_n(out + swept, n - swept, detail::constant<T>(0));
-  }
+  void adjoints_of_live(index_type first, std::size_t n, T* out) const;
 
   /// The memory this tape holds (statements, operands, arenas, adjoints, nodes).
   tape_stats stats();
