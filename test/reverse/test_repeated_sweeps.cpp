@@ -7,6 +7,8 @@
 
 #include <adx/adx.hpp>
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 
 #include "support/check.hpp"
 
@@ -74,4 +76,37 @@ TEST_CASE("repeated sweeps of nested types: each gradient still differentiable")
     CHECK(close(x.value().adjoint(), 12.0 * xv));
     CHECK(close(a.value().adjoint(), 3.0 * xv * xv));
   }
+}
+
+// A sweep that stops part-way (an anomaly, a vjp that throws) has written adjoints below its
+// seeds; the next sweep that reuses those slots, in the same recording or in the next one on
+// this thread, must not add to them.
+TEST_CASE("a sweep that threw leaves nothing behind for the next gradient") {
+  double const inf = std::numeric_limits<double>::infinity();
+  {
+    tape_scope<var<double>> scope;
+    detect_anomaly on;
+    var<double> const a = 1.0, c = inf;
+    var<double> const y = a * c;  // c's adjoint (a = 1) is written before a's (inf) throws
+    CHECK_THROWS_AS(backward(y), anomaly_error);
+  }
+  {
+    tape_scope<var<double>> scope;  // the same slots, from the spare sweep state
+    var<double> const p = 5.0, q = 7.0;
+    var<double> const z = p * q;
+    backward(z);
+    CHECK(p.adjoint() == 7.0);
+    CHECK(q.adjoint() == 5.0);
+  }
+  // a user's vjp that throws, then a gradient of the same recording
+  tape_scope<var<double>> scope;
+  auto const failing = custom_function([](double x) { return 2 * x; }, [](auto, auto dx) { return 2 * dx; },
+                                       [](auto, auto) -> double { throw std::runtime_error("vjp failed"); });
+  var<double> const u = 3.0, w = 4.0;
+  var<double> const v = u * w + failing(u);
+  CHECK_THROWS_AS(backward(v), std::runtime_error);
+  var<double> const r = u * w;
+  backward(r);
+  CHECK(u.adjoint() == 4.0);
+  CHECK(w.adjoint() == 3.0);
 }

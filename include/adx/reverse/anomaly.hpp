@@ -15,7 +15,9 @@
 // Outside a detect_anomaly scope nothing is recorded and the sweep is unchanged.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -164,34 +166,50 @@ constexpr char const* describe_expression() noexcept {
   return expression_chars<E>.data();
 }
 
-inline std::string describe_origin(std::uint32_t statement, statement_origin const& o) {
-  std::string s = "statement " + std::to_string(statement);
-  if (!o.known()) return s + " (recorded outside anomaly mode)";
-  s += ", ";
-  s += o.operation;
-  if (o.located()) {
-    s += ", recorded at ";
-    s += o.where.file_name();
-    s += ':' + std::to_string(o.where.line()) + " in ";
-    s += o.where.function_name();
-  } else {
-    s += " (no source line: a compound assignment or a statement adx recorded itself)";
+/// An anomaly report: text written with snprintf into a fixed buffer and made a std::string
+/// once. A handful of calls, where string concatenation would inline much code into every
+/// program that sweeps a tape (the checks are compiled wherever a sweep is).
+class anomaly_report {
+ public:
+  anomaly_report& text(char const* s) { return add("%s", s); }
+  anomaly_report& count(std::size_t n) { return add("%zu", n); }
+  /// A number as a stream prints it by default (six significant digits, "inf", "nan").
+  template <class T>
+  anomaly_report& number(T const& v) {
+    auto const x = primal_of(v);
+    if (x != x) return text("nan");  // whatever its sign bit
+    if constexpr (std::is_same_v<std::remove_cv_t<decltype(x)>, long double>)
+      return add("%Lg", x);
+    else
+      return add("%g", static_cast<double>(x));
   }
-  return s;
-}
+  /// "statement k, its operation, recorded at file:line in function".
+  anomaly_report& origin(std::uint32_t statement, statement_origin const& o) {
+    add("statement %u", static_cast<unsigned>(statement));
+    if (!o.known()) return text(" (recorded outside anomaly mode)");
+    add(", %s", o.operation);
+    if (!o.located()) return text(" (no source line: a compound assignment or a statement adx recorded itself)");
+    return add(", recorded at %s:%u in %s", o.where.file_name(), static_cast<unsigned>(o.where.line()),
+               o.where.function_name());
+  }
+  std::string str() const { return std::string(text_.data(), size_); }
 
-/// A number as a stream prints it by default (six significant digits, "inf", "nan").
-template <class T>
-std::string number_text(T const& v) {
-  auto const x = primal_of(v);
-  if (x != x) return "nan";  // whatever its sign bit
-  char text[64];
-  if constexpr (std::is_same_v<std::remove_cv_t<decltype(x)>, long double>)
-    std::snprintf(text, sizeof text, "%Lg", x);
-  else
-    std::snprintf(text, sizeof text, "%g", static_cast<double>(x));
-  return text;
-}
+ private:
+#if defined(__GNUC__)
+  __attribute__((format(printf, 2, 3)))
+#endif
+  anomaly_report&
+  add(char const* format, ...) {
+    std::va_list args;
+    va_start(args, format);
+    int const n = std::vsnprintf(text_.data() + size_, text_.size() - size_, format, args);
+    va_end(args);
+    if (n > 0) size_ = std::min(text_.size() - 1, size_ + static_cast<std::size_t>(n));
+    return *this;
+  }
+  std::array<char, 4096> text_{};
+  std::size_t size_ = 0;
+};
 
 }  // namespace detail
 

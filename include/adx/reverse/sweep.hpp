@@ -32,7 +32,16 @@ inline void tape<T>::sweep(sweep_spec<T> const& spec) {
     policies(policies const&) = delete;
     policies& operator=(policies const&) = delete;
   } const during(*this, spec);
-  run_sweep(top);
+  try {
+    run_sweep(top);
+  } catch (...) {
+    // Stopped part-way (an anomaly, a user's vjp that threw): the adjoints it wrote below the
+    // seeds are not in the written range yet, which the next sweep zeroes. Mark everything up
+    // to top written, so that no value of this sweep is left for the next one to add to.
+    written_low_ = 1;
+    written_high_ = std::max(written_high_, swept_);
+    throw;
+  }
 }
 
 template <class T>
@@ -386,10 +395,11 @@ inline bool tape<T>::run_node(node const& nd, T* adj, std::uint8_t* reach) {
 template <class T>
 inline void tape<T>::check_seeds() const {
   for (index_type i : seeds_)
-    if (!detail::all_finite(adj_[i]))
-      throw anomaly_error("adx: anomaly: the seed of the backward sweep is " + detail::number_text(adj_[i]) + " at " +
-                              detail::describe_origin(i, origin(i)),
-                          0, statement_origin{}, i, origin(i));
+    if (!detail::all_finite(adj_[i])) {
+      detail::anomaly_report r;
+      r.text("adx: anomaly: the seed of the backward sweep is ").number(adj_[i]).text(" at ").origin(i, origin(i));
+      throw anomaly_error(r.str(), 0, statement_origin{}, i, origin(i));
+    }
 }
 
 template <class T>
@@ -398,23 +408,23 @@ inline void tape<T>::check_node(node const& nd, T const* adj) {
   nd.mark_inputs(scratch_.data());
   for (index_type i = 1; i < nd.first; ++i)
     if (scratch_[i] && !detail::all_finite(adj[i])) {
-      throw anomaly_error("adx: anomaly: the backward sweep produced " + detail::number_text(adj[i]) +
-                              " in the adjoint of " + detail::describe_origin(i, origin(i)) + ", through " +
-                              detail::describe_origin(nd.first, origin(nd.first)) +
-                              " (a tensor operation on statements " + std::to_string(nd.first) + " to " +
-                              std::to_string(nd.first + nd.count - 1) + ", whose adjoints were finite)",
-                          nd.first, origin(nd.first), i, origin(i));
+      detail::anomaly_report r;
+      r.text("adx: anomaly: the backward sweep produced ").number(adj[i]).text(" in the adjoint of ");
+      r.origin(i, origin(i)).text(", through ").origin(nd.first, origin(nd.first));
+      r.text(" (a tensor operation on statements ").count(nd.first).text(" to ").count(nd.first + nd.count - 1);
+      r.text(", whose adjoints were finite)");
+      throw anomaly_error(r.str(), nd.first, origin(nd.first), i, origin(i));
     }
 }
 
 template <class T>
 inline void tape<T>::throw_statement_anomaly(index_type k, std::size_t operand, index_type i, T const& partial,
                                              T const& a, T const& c) const {
-  throw anomaly_error("adx: anomaly: the backward sweep produced " + detail::number_text(c) + " in the adjoint of " +
-                          detail::describe_origin(i, origin(i)) + ", through " + detail::describe_origin(k, origin(k)) +
-                          ": its partial with respect to operand " + std::to_string(operand + 1) + " is " +
-                          detail::number_text(partial) + " and its adjoint is " + detail::number_text(a),
-                      k, origin(k), i, origin(i));
+  detail::anomaly_report r;
+  r.text("adx: anomaly: the backward sweep produced ").number(c).text(" in the adjoint of ").origin(i, origin(i));
+  r.text(", through ").origin(k, origin(k)).text(": its partial with respect to operand ").count(operand + 1);
+  r.text(" is ").number(partial).text(" and its adjoint is ").number(a);
+  throw anomaly_error(r.str(), k, origin(k), i, origin(i));
 }
 
 template <class T>
