@@ -411,6 +411,67 @@ TEST_CASE("every gradient entry point leaves the adjoints of the caller's backwa
   CHECK(x.adjoint() == 6.0);
 }
 
+TEST_CASE("gradient calls in a nested recording that has not swept leave the outer adjoints as they were") {
+  // the API's private sweep in a recording of its own must not make that recording take its own
+  // sweep state: x.adjoint() (the outer backward's) reads the same before, inside and after
+  var<double> x = 2.0;
+  var<double> z = x * x;
+  backward(z);
+  REQUIRE(x.adjoint() == 4.0);
+  {
+    tape_scope<var<double>> s;
+    var<double> y = x * 3.0;
+    CHECK(*gradients(y, std::vector{x})[0] == 3.0);
+    CHECK(x.adjoint() == 4.0);
+    CHECK(*autograd::grad(y, std::vector{x}, {}, true)[0] == 3.0);
+    CHECK(x.adjoint() == 4.0);
+    parameter<double> p{tensor<double>{1.5}, "p"};
+    autograd::backward(p(0) * y);
+    CHECK(x.adjoint() == 4.0);
+    backward(y);  // the recording's own sweep: its own adjoints from here on
+    CHECK(x.adjoint() == 3.0);
+  }
+  CHECK(x.adjoint() == 4.0);
+  // nested scalars too
+  tape_scope<var<var<double>>> outer;
+  var<var<double>> a = 2.0;
+  var<var<double>> c = a * a * a;
+  backward(c);
+  REQUIRE(primal(a.adjoint()) == 12.0);
+  {
+    tape_scope<var<var<double>>> s;
+    var<var<double>> b = a * 5.0;
+    CHECK(primal(*gradients(b, std::vector{a})[0]) == 5.0);
+    CHECK(primal(a.adjoint()) == 12.0);
+  }
+}
+
+TEST_CASE("a custom_function vjp that takes a gradient with tape_scope and backward, under every API") {
+  // the sweep of autograd::grad without create_graph runs under no_grad; the vjp's own recording
+  // must still record (torch's users call enable_grad there; adx's vjp records as outside)
+  auto const cube =
+      custom_function([](double x) { return x * x * x; }, [](auto x, auto dx) { return 3.0 * x * x * dx; },
+                      [](double x, double ybar) {  // 3 x^2 by adx, in a recording of its own
+                        tape_scope<var<double>> s;
+                        var<double> t = x;
+                        var<double> c = t * t * t;
+                        backward(c);
+                        return t.adjoint() * ybar;
+                      });
+  tape_scope<var<double>> s;
+  var<double> x = 2.0;
+  var<double> z = cube(x);
+  backward(z);
+  CHECK(x.adjoint() == 12.0);
+  CHECK(*gradients(z, std::vector{x})[0] == 12.0);
+  CHECK(*autograd::grad(z, std::vector{x}, {}, true)[0] == 12.0);
+  CHECK(*autograd::grad(z, std::vector{x}, {}, true, true)[0] == 12.0);
+  parameter<double> p{tensor<double>{2.0}, "p"};
+  autograd::backward(cube(p(0)));
+  REQUIRE(p.grad().has_value());
+  CHECK((*p.grad())(0) == 12.0);
+}
+
 TEST_CASE("integer arguments are taken as double by the scalar entry points") {
   auto f = [](auto const& v) { return v[0] * v[1] + 0.5 * v[0] * v[0]; };
   auto const g = gradient(f, std::vector{1, 2});

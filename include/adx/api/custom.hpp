@@ -173,6 +173,10 @@ struct custom_node final : tape<T>::template node_with_inputs<custom_node<T, B, 
         return adj[first];
       }
     }();
+    // The user's vjp records as it would outside the sweep: a sweep without create_graph runs
+    // under no_grad (api/sweep_request.hpp), and a vjp that takes a gradient with a tape_scope
+    // and backward of its own must not see its recording turned into constants.
+    enable_grad recording_on;
     auto const g = std::apply([&](auto const&... v) { return vjp(v..., ybar); }, vals);
     constexpr std::size_t N = std::tuple_size_v<Vals>;
     [&]<std::size_t... I>(std::index_sequence<I...>) {

@@ -52,7 +52,10 @@ inline void tape<T>::begin_sweep(index_type top) {
         "vjp, say): compute a gradient there in a recording of its own (a tape_scope, or adx::gradient and the "
         "functional APIs, which open one)");
   if (top > n_) throw gradient_error("adx: backward seed index beyond the end of the tape");
-  if (frames_.size() > 1 && !frames_.back().owns_sweep_state) {  // the enclosing recordings' adjoints stay
+  // The enclosing recordings' adjoints stay: a recording's first sweep sets them aside, unless
+  // it runs in a private sweep begun in this recording, whose state is already its own.
+  bool const in_private = !private_at_.empty() && private_at_.back() == frames_.size();
+  if (frames_.size() > 1 && !frames_.back().owns_sweep_state && !in_private) {
     stash_sweep_state();
     frames_.back().owns_sweep_state = true;
   }

@@ -434,9 +434,15 @@ class tape {
   /// A sweep of the current recording whose adjoints are the caller's alone: until
   /// end_private_sweep, sweeps and adjoint reads use a fresh state, and then the one before is
   /// back (the API layer's gradients leave the adjoints of the user's backward as they were).
-  void begin_private_sweep() { stash_sweep_state(); }
+  void begin_private_sweep() {
+    stash_sweep_state();
+    private_at_.push_back(frames_.size());
+  }
   /// Ends the private sweep begun last: the sweep state before it is back.
-  void end_private_sweep() noexcept { unstash_sweep_state(); }
+  void end_private_sweep() noexcept {
+    private_at_.pop_back();
+    unstash_sweep_state();
+  }
 
  private:
   ADX_ALWAYS_INLINE index_type next_index() {
@@ -563,6 +569,7 @@ class tape {
   std::vector<std::size_t> sweeping_;  // the frame count of each sweep running (nested ones inside vjps)
   std::vector<sweep_state> stash_;     // saved sweep states (below stashed_) and spare buffers
   std::size_t stashed_ = 0;
+  std::vector<std::size_t> private_at_;    // the frame count at each open private sweep
   detail::node_memory node_mem_;           // the nodes' arrays and the nodes made by make_node
   std::vector<node_ptr<>> nodes_;          // (declared after node_mem_: destroyed before it)
   std::vector<statement_origin> origins_;  // anomaly mode only
