@@ -223,23 +223,15 @@ constexpr auto make_sum(X&& x, Y&& y) {
 }
 
 /// Builds Rule's node over the operands, or evaluates Rule on plain numbers directly. Addition
-/// and subtraction make sum nodes (core/sum.hpp). Always inlined: for the tensor element loops
-/// (tensor_expr::at_flat), so that an element's expression stays in registers instead of being
-/// built in memory by a call per element. Scalar code calls make_expr, whose inlining is left to
-/// the compiler: forcing it there makes scalar loops such as normal_lpdf's slower.
+/// and subtraction make sum nodes (core/sum.hpp).
 template <class Rule, class... X>
-ADX_ALWAYS_INLINE constexpr auto make_expr_inline(X&&... x) {
+constexpr auto make_expr(X&&... x) {
   if constexpr (!(ad_operand<X> || ...))
     return evaluate_rule<Rule, plain_result_t<X...>>(x...);
   else if constexpr (requires { Rule::sum_term_negative; })
     return make_sum<Rule::sum_term_negative>(std::forward<X>(x)...);
   else
     return node_t<Rule, X...>(wrap<node_scalar_t<X...>>(std::forward<X>(x))...);
-}
-/// make_expr_inline, its inlining left to the compiler.
-template <class Rule, class... X>
-constexpr auto make_expr(X&&... x) {
-  return make_expr_inline<Rule>(std::forward<X>(x)...);
 }
 
 /// Rules to which TensorFlow gives no gradient (floor, ceil, round, trunc: unconnected_in_tf;
@@ -270,6 +262,20 @@ constexpr auto make_unconnected(source_location where, X&& x) {
     (void)where;
     return make_expr<Rule>(std::forward<X>(x));
   }
+}
+
+/// make_expr, always inlined: for the tensor element loops (tensor_expr::at_flat), so that an
+/// element's expression stays in registers instead of being built in memory by a call per
+/// element. Scalar code keeps make_expr, whose inlining is left to the compiler: forcing it
+/// there makes scalar loops such as normal_lpdf's slower.
+template <class Rule, class... X>
+ADX_ALWAYS_INLINE constexpr auto make_expr_inline(X&&... x) {
+  if constexpr (!(ad_operand<X> || ...))
+    return evaluate_rule<Rule, plain_result_t<X...>>(x...);
+  else if constexpr (requires { Rule::sum_term_negative; })
+    return make_sum<Rule::sum_term_negative>(std::forward<X>(x)...);
+  else
+    return node_t<Rule, X...>(wrap<node_scalar_t<X...>>(std::forward<X>(x))...);
 }
 
 /// Builds Rule's elementwise node over tensor operands (defined in tensor/elementwise.hpp).
