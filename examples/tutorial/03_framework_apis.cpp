@@ -16,8 +16,9 @@ int main() {
   tape_scope<var<double>> scope;
   var<double> x = 2.0, y = 3.0;
   var<double> z = x * x * y + sin(y);
-  // Each gradient is a std::optional, empty where the output does not depend on the input
-  // (TensorFlow's None).
+  // Each gradient is a std::optional. gradients leaves it empty where the output does not
+  // depend on the input (TensorFlow's None); autograd::grad throws there, as torch does, unless
+  // allow_unused is set.
   auto tf = gradients(z, std::vector{x, y});          // tf.gradients(z, [x, y])
   auto torch = autograd::grad(z, std::vector{x, y});  // torch.autograd.grad(z, [x, y])
   std::printf("tf.gradients:        %.6f %.6f\n", *tf[0], *tf[1]);

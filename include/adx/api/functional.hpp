@@ -358,7 +358,7 @@ auto ms_aux(Values&& v) {
 
 template <class A>
 constexpr bool aux_flag() {
-  return flag_value<A>();
+  return aux_value<A>();
 }
 
 }  // namespace detail
@@ -516,7 +516,8 @@ auto ms_vjp(F const& fn, X const&... inputs) {
   }
 }
 template <class A>
-inline constexpr bool is_aux_tag = std::is_same_v<A, std::true_type> || std::is_same_v<A, std::false_type>;
+inline constexpr bool is_aux_tag =
+    is_aux_option<A> || std::is_same_v<A, std::true_type> || std::is_same_v<A, std::false_type>;
 }  // namespace detail
 
 /// mindspore.vjp: (fn(inputs...), vjp_fn) by reverse mode; vjp_fn(v) returns a std::tuple with

@@ -208,7 +208,7 @@ template <class F, class Pos = boost::hana::int_<0>, class W = none_t, class Aux
 auto grad(F fn, Pos = {}, W weights = {}, Aux = {}, Ids = {}) {
   detail::check_grad_arguments<Pos, W>();
   (void)detail::weights_spec<W>::any;
-  return detail::grad_function<F, Pos, W, detail::flag_value<Aux>(), detail::flag_value<Ids>(), false>(
+  return detail::grad_function<F, Pos, W, detail::aux_value<Aux>(), detail::ids_value<Ids>(), false>(
       std::move(fn), std::move(weights));
 }
 
@@ -218,7 +218,7 @@ template <class F, class Pos = boost::hana::int_<0>, class W = none_t, class Aux
 auto value_and_grad(F fn, Pos = {}, W weights = {}, Aux = {}) {
   detail::check_grad_arguments<Pos, W>();
   (void)detail::weights_spec<W>::any;
-  return detail::grad_function<F, Pos, W, detail::flag_value<Aux>(), false, true>(std::move(fn), std::move(weights));
+  return detail::grad_function<F, Pos, W, detail::aux_value<Aux>(), false, true>(std::move(fn), std::move(weights));
 }
 
 /// mindspore.ops.GradOperation: grad_operation<grad_options{.get_all = true}>(fn)(x, y).

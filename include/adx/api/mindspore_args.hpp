@@ -35,11 +35,18 @@ inline constexpr boost::hana::int_<P> position{};
 template <int... P>
 inline constexpr auto positions = boost::hana::tuple_c<int, P...>;
 
+/// The type of has_aux / no_aux: a compile-time flag (it changes the result's type), of a type
+/// of its own so that it cannot stand in for return_ids, or return_ids for it.
+template <bool On>
+struct aux_option : std::bool_constant<On> {};
+/// The type of return_ids / no_ids.
+template <bool On>
+struct ids_option : std::bool_constant<On> {};
 /// has_aux and return_ids, as compile-time flags (they change the result's type).
-inline constexpr std::true_type has_aux{};
-inline constexpr std::false_type no_aux{};
-inline constexpr std::true_type return_ids{};
-inline constexpr std::false_type no_ids{};
+inline constexpr aux_option<true> has_aux{};
+inline constexpr aux_option<false> no_aux{};
+inline constexpr ids_option<true> return_ids{};
+inline constexpr ids_option<false> no_ids{};
 
 /// GradOperation's three flags.
 struct grad_options {
@@ -108,11 +115,52 @@ constexpr bool flag_value() {
       "or adx::no_aux, adx::return_ids or adx::no_ids");
   return F::value;
 }
+template <class F>
+inline constexpr bool is_aux_option = false;
+template <bool On>
+inline constexpr bool is_aux_option<aux_option<On>> = true;
+template <class F>
+inline constexpr bool is_ids_option = false;
+template <bool On>
+inline constexpr bool is_ids_option<ids_option<On>> = true;
+/// The has_aux argument's value; return_ids in its place is a compile error.
+template <class F>
+constexpr bool aux_value() {
+  static_assert(!is_ids_option<F>,
+                "adx: return_ids was passed where has_aux goes (grad(fn, grad_position, weights, has_aux, "
+                "return_ids)): pass adx::no_aux (or adx::has_aux) before adx::return_ids");
+  return flag_value<F>();
+}
+/// The return_ids argument's value; has_aux in its place is a compile error.
+template <class F>
+constexpr bool ids_value() {
+  static_assert(!is_aux_option<F>,
+                "adx: has_aux was passed where return_ids goes (grad(fn, grad_position, weights, has_aux, "
+                "return_ids))");
+  return flag_value<F>();
+}
+
 
 // ---- the weights --------------------------------------------------------------------------
 
 template <class W>
 struct weights_spec;  // none, one parameter, or a list
+/// has_aux in the weights' place: a compile error at the first look at the weights.
+template <bool On>
+struct weights_spec<aux_option<On>> {
+  static_assert(On != On,
+                "adx: has_aux was passed where the weights go (grad(fn, grad_position, weights, has_aux, "
+                "return_ids)): pass adx::none as the weights before it");
+  static constexpr bool any = false;
+};
+/// return_ids in the weights' place, likewise.
+template <bool On>
+struct weights_spec<ids_option<On>> {
+  static_assert(On != On,
+                "adx: return_ids was passed where the weights go (grad(fn, grad_position, weights, has_aux, "
+                "return_ids)): pass adx::none and adx::no_aux before it");
+  static constexpr bool any = false;
+};
 template <>
 struct weights_spec<none_t> {
   using element = void;
