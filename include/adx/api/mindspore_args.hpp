@@ -140,7 +140,6 @@ constexpr bool ids_value() {
   return flag_value<F>();
 }
 
-
 // ---- the weights --------------------------------------------------------------------------
 
 template <class W>
