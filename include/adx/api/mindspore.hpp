@@ -206,7 +206,7 @@ struct grad_operation_t {
 template <class F, class Pos = boost::hana::int_<0>, class W = none_t, class Aux = std::false_type,
           class Ids = std::false_type>
 auto grad(F fn, Pos = {}, W weights = {}, Aux = {}, Ids = {}) {
-  detail::check_grad_arguments<Pos, W>();
+  static_assert(detail::check_grad_arguments<Pos, W>());
   (void)detail::weights_spec<W>::any;
   return detail::grad_function<F, Pos, W, detail::aux_value<Aux>(), detail::ids_value<Ids>(), false>(
       std::move(fn), std::move(weights));
@@ -216,7 +216,7 @@ auto grad(F fn, Pos = {}, W weights = {}, Aux = {}, Ids = {}) {
 /// with several outputs (has_aux) the value is the tuple of all of them.
 template <class F, class Pos = boost::hana::int_<0>, class W = none_t, class Aux = std::false_type>
 auto value_and_grad(F fn, Pos = {}, W weights = {}, Aux = {}) {
-  detail::check_grad_arguments<Pos, W>();
+  static_assert(detail::check_grad_arguments<Pos, W>());
   (void)detail::weights_spec<W>::any;
   return detail::grad_function<F, Pos, W, detail::aux_value<Aux>(), false, true>(std::move(fn), std::move(weights));
 }

@@ -95,8 +95,10 @@ constexpr bool positions_nonnegative() {
   return ok;
 }
 
+/// MindSpore's checks of grad_position and weights; true (evaluated in a static_assert, so that
+/// its messages come before any error the arguments' later use would cause).
 template <class Pos, class W>
-constexpr void check_grad_arguments() {
+constexpr bool check_grad_arguments() {
   using spec = position_spec<Pos>;
   static_assert(!(std::is_same_v<Pos, none_t> && std::is_same_v<W, none_t>),
                 "adx: `grad_position` and `weight` can not be None at the same time.");
@@ -105,6 +107,7 @@ constexpr void check_grad_arguments() {
   static_assert(positions_nonnegative<typename spec::list>(), "adx: grad_position must be >= 0.");
   static_assert(mp::mp_is_set<typename spec::list>::value,
                 "adx: There are duplicate positions in `grad_position`, please check it");
+  return true;
 }
 
 template <class F>
