@@ -6,20 +6,15 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
-namespace {
+#include "support/files.hpp"
 
-std::string read_all(std::filesystem::path const& file) {
-  std::ifstream in(file);
-  REQUIRE_MESSAGE(in.good(), "cannot open " << file.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using adx_test::read_all;
+
+namespace {
 
 struct code_block {
   std::string file;  ///< the path its first line names

@@ -7,25 +7,14 @@
 
 #include <boost/mp11/algorithm.hpp>
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <set>
-#include <sstream>
 #include <string>
 
 #include <adx/adx.hpp>
 
-namespace {
+#include "support/files.hpp"
 
-std::string read_all(std::filesystem::path const& file) {
-  std::ifstream in(file);
-  REQUIRE_MESSAGE(in.good(), "cannot open " << file.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
+using adx_test::read_all;
 
 TEST_CASE("rules: each rule a rules/ header defines is in that header's rule lists") {
   std::filesystem::path const dir = std::filesystem::path(ADX_SOURCE_DIR) / "include" / "adx" / "rules";

@@ -4,7 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,6 +14,14 @@
 #include <vector>
 
 namespace adx_test {
+
+/// Distance in units in the last place between two doubles of the same sign (huge otherwise).
+inline std::uint64_t ulps(double a, double b) {
+  if (a == b) return 0;
+  if (std::signbit(a) != std::signbit(b)) return ~std::uint64_t{0};
+  auto const ia = std::bit_cast<std::uint64_t>(std::abs(a)), ib = std::bit_cast<std::uint64_t>(std::abs(b));
+  return ia > ib ? ia - ib : ib - ia;
+}
 
 /// a and b agree: same class when either is not finite, else |a-b| <= atol + rtol |b|.
 inline bool close(double a, double b, double rtol = 1e-12, double atol = 1e-12) {

@@ -8,7 +8,6 @@
 // (adx_lanes_avx2_tests) where the machine has it.
 #include <adx/adx.hpp>
 #include <array>
-#include <bit>
 #include <boost/mp11/algorithm.hpp>
 #include <cmath>
 #include <cstdint>
@@ -26,13 +25,7 @@ using V = var<double>;
 
 namespace {
 
-/// Distance in units in the last place between two doubles of the same sign (huge otherwise).
-std::uint64_t ulps(double a, double b) {
-  if (a == b) return 0;
-  if (std::signbit(a) != std::signbit(b)) return ~std::uint64_t{0};
-  auto const ia = std::bit_cast<std::uint64_t>(std::abs(a)), ib = std::bit_cast<std::uint64_t>(std::abs(b));
-  return ia > ib ? ia - ib : ib - ia;
-}
+using adx_test::ulps;
 /// The same number up to `max_ulps`: both NaN, equal infinities, or finite and that close.
 bool same_number(double a, double b, std::uint64_t max_ulps) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);

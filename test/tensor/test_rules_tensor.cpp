@@ -7,7 +7,6 @@
 // the numbers are the scalar rules' own, bit for bit.
 #include <doctest/doctest.h>
 
-#include <bit>
 #include <boost/mp11/algorithm.hpp>
 #include <cmath>
 #include <cstdint>
@@ -37,13 +36,7 @@ std::vector<std::pair<double, double>> const binary_points{
     {0.7, 1.3},  {-1.2, 0.4}, {2.5, -0.8}, {0.3, 0.3},  {-2.0, -2.0}, {0.0, 1.5}, {1.5, 0.0}, {0.0, 0.0},
     {-0.0, 2.0}, {4.0, 0.5},  {0.5, 3.0},  {-1.5, 2.0}, {inf, 1.0},   {1.0, inf}, {nan, 2.0}, {2.0, nan}};
 
-/// Distance in units in the last place (huge across signs).
-std::uint64_t ulps(double a, double b) {
-  if (a == b) return 0;
-  if (std::signbit(a) != std::signbit(b)) return ~std::uint64_t{0};
-  auto const ia = std::bit_cast<std::uint64_t>(std::abs(a)), ib = std::bit_cast<std::uint64_t>(std::abs(b));
-  return ia > ib ? ia - ib : ib - ia;
-}
+using adx_test::ulps;
 
 /// Whether a tensor loop may run Rule on lanes, where transcendental functions are SLEEF's.
 template <class Rule>
