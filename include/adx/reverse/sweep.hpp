@@ -17,9 +17,9 @@ inline void tape<T>::sweep(sweep_spec<T> const& spec) {
     top = std::max(top, s.index);
   }
   begin_sweep(top);
-  if (spec.seeds.empty()) return;  // no active output: every adjoint reads zero
-  for (auto const& s : spec.seeds) seed(s.index, s.epoch, s.weight);
-  struct policies {  // the spec's stops and tracking hold for this sweep only
+  if (spec.seeds.empty()) return;                            // no active output: every adjoint reads zero
+  for (auto const& s : spec.seeds) seed(s.index, s.weight);  // checked live above
+  struct policies {                                          // the spec's stops and tracking hold for this sweep only
     tape& t;
     policies(tape& tp, sweep_spec<T> const& sp) : t(tp) {
       t.stops_ = sp.stops;
@@ -81,8 +81,7 @@ inline void tape<T>::begin_sweep(index_type top) {
 }
 
 template <class T>
-inline void tape<T>::seed(index_type i, epoch_type e, T const& v) {
-  check_live(e);
+inline void tape<T>::seed(index_type i, T const& v) {
   if (i == 0) return;
   if (i > swept_) throw gradient_error("adx: backward seed recorded after the sweep's top statement");
   adj_[i] = adj_[i] + v;

@@ -387,7 +387,8 @@ class tape {
 
   /// Zeroes the adjoints of statements 1..top and starts a sweep (sweep(spec)'s first step).
   void begin_sweep(index_type top);
-  void seed(index_type i, epoch_type e, T const& v);
+  /// Adds v to the adjoint of statement i, whose recording sweep(spec) has checked to be live.
+  void seed(index_type i, T const& v);
   /// Runs the sweep from statement top down to 1 (sweep(spec)'s last step).
   void run_sweep(index_type top);
 
