@@ -43,25 +43,27 @@ template <class S = double>
 tensor<S> arange(std::size_t n) {
   return arange<S>(0.0, static_cast<double>(n));
 }
-/// Normal(mean, stddev) draws from a std::mt19937_64 seeded with `seed` (reproducible).
-template <class S = double>
-tensor<S> random_normal(shape const& sh, std::uint64_t seed, double mean = 0.0, double stddev = 1.0) {
+namespace detail {
+/// A tensor of draws of dist from a std::mt19937_64 seeded with `seed`, in row-major order.
+template <class S, class Dist>
+tensor<S> draws(shape const& sh, std::uint64_t seed, Dist dist) {
   std::mt19937_64 gen(seed);
-  std::normal_distribution<double> dist(mean, stddev);
   tensor<S> t(sh);
   S* p = t.data();
   for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(dist(gen));
   return t;
 }
+}  // namespace detail
+
+/// Normal(mean, stddev) draws from a std::mt19937_64 seeded with `seed` (reproducible).
+template <class S = double>
+tensor<S> random_normal(shape const& sh, std::uint64_t seed, double mean = 0.0, double stddev = 1.0) {
+  return detail::draws<S>(sh, seed, std::normal_distribution<double>(mean, stddev));
+}
 /// Uniform [lo, hi) draws from a std::mt19937_64 seeded with `seed` (reproducible).
 template <class S = double>
 tensor<S> random_uniform(shape const& sh, std::uint64_t seed, double lo = 0.0, double hi = 1.0) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  tensor<S> t(sh);
-  S* p = t.data();
-  for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(dist(gen));
-  return t;
+  return detail::draws<S>(sh, seed, std::uniform_real_distribution<double>(lo, hi));
 }
 
 }  // namespace adx
