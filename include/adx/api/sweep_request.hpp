@@ -60,14 +60,14 @@ struct sweep_request {
   }
 };
 
-/// The sweep from one output y with seed 1 and no policy (jacrev's rows, gradient, hvp): read
-/// the adjoints afterwards with var::adjoint or adjoints().
+/// The sweep from one output y with seed 1 and no policy (jacrev's rows, gradient, hvp): a
+/// sweep_request with nothing but that seed, handed to the tape without the request's seed list
+/// (no allocation per row of a Jacobian or Hessian). Read the adjoints afterwards with
+/// var::adjoint or adjoints().
 template <class T>
 void sweep_from(var<T> const& y) {
-  sweep_request<T> request;
-  request.track_reached = false;
-  request.seed(y, constant<T>(1));
-  request.run();
+  sweep_seed<T> const seed{y.index(), y.epoch(), constant<T>(1)};
+  tape<T>::current().sweep({.seeds = {&seed, y.index() != 0 ? 1u : 0u}});
 }
 
 /// The API's sweeps of a recording the caller may also sweep (gradients, autograd::grad and
