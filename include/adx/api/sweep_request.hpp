@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // adx: the API layer's one route to the tape. Every entry point that sweeps (gradients,
-// autograd::grad and backward, grad_operation and grad, functional's vjp and jacrev, gradient
-// and value_and_gradient) fills a sweep_request and runs it; the request holds the frameworks'
-// policies (TensorFlow's stop_gradients and unconnected rounding, reachability for the
-// None-versus-zero rule, torch's release of a swept graph), which the tape carries out as a
-// sweep_spec.
+// autograd::grad and backward, grad_operation and grad, functional's vjp) fills a sweep_request
+// and runs it; the request holds the frameworks' policies (TensorFlow's stop_gradients and
+// unconnected rounding, reachability for the None-versus-zero rule, torch's release of a swept
+// graph), which the tape carries out as a sweep_spec. A sweep from one output with no policy
+// (functional's jacrev rows and hvp, gradient and value_and_gradient) is sweep_from, which hands
+// its seed to the same tape::sweep.
 #pragma once
 
 #include <algorithm>
