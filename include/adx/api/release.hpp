@@ -36,7 +36,7 @@ namespace adx::detail {
 /// none.
 template <class T>
 void settle_release(tape<T>& tp, std::vector<index_type> const* inputs, bool release) {
-  std::vector<std::uint8_t>& released = tp.statement_marks();              // 1 released before, 2 by this sweep
+  auto& released = tp.statement_marks();                                   // 1 released before, 2 by this sweep
   if (!tp.reachability_known() || (!release && released.empty())) return;  // nothing to release or check
   index_type const top = tp.swept();
   std::size_t const size = std::size_t{top} + 1;

@@ -11,10 +11,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <type_traits>
-#include <vector>
 
 #include "adx/config.hpp"
+#include "adx/core/flat_vector.hpp"
 
 namespace adx::detail {
 
@@ -31,10 +32,11 @@ class statement_arena {
                 "adx: internal: tape entries must be trivially destructible");
 
  public:
+  /// A chunk's three arrays are one allocation, owned by the arena (~statement_arena).
   struct chunk {
-    std::unique_ptr<operand_count[]> count;  ///< operand count of each statement
-    std::unique_ptr<I[]> idx;                ///< operand indices
-    std::unique_ptr<P[]> val;                ///< operand partials
+    operand_count* count;  ///< operand count of each statement
+    I* idx;                ///< operand indices
+    P* val;                ///< operand partials
     std::size_t stmt_cap = 0, arg_cap = 0;
     std::size_t stmts = 0, args = 0;  ///< in use (the current chunk's are synced on demand)
     std::size_t first = 0;            ///< global index of the chunk's first statement
@@ -46,6 +48,7 @@ class statement_arena {
   statement_arena() = default;
   statement_arena(statement_arena const&) = delete;
   statement_arena& operator=(statement_arena const&) = delete;
+  ~statement_arena() { free_from(0); }
 
   /// Makes room for one statement of up to n operands; `first` is the global index the next
   /// statement gets (recorded if a new chunk starts here).
@@ -76,7 +79,7 @@ class statement_arena {
   }
 
   /// Chunks as they are now (for the sweep), the current chunk's counters brought up to date.
-  std::vector<chunk> const& chunks() noexcept {
+  flat_vector<chunk> const& chunks() noexcept {
     sync();
     return chunks_;
   }
@@ -100,7 +103,7 @@ class statement_arena {
   /// Frees every chunk but the first (after a very long recording).
   void shrink() {
     rewind({});
-    if (chunks_.size() > 1) chunks_.resize(1);
+    free_from(1);
   }
 
  private:
@@ -114,7 +117,7 @@ class statement_arena {
       return;
     }
     auto& c = chunks_[cur_];
-    count_ = c.count.get(), idx_ = c.idx.get(), val_ = c.val.get();
+    count_ = c.count, idx_ = c.idx, val_ = c.val;
     stmt_cap_ = c.stmt_cap, arg_cap_ = c.arg_cap, stmts_ = stmts, args_ = args;
   }
   ADX_NOINLINE void next_chunk(std::size_t n, std::size_t next) {
@@ -122,26 +125,42 @@ class statement_arena {
     // an empty current chunk is only too small; otherwise move on to the next one
     if (!chunks_.empty() && stmts_ > 0) ++cur_;
     // reuse a kept chunk that is large enough, else allocate one (sizes double up to a cap)
-    while (cur_ < chunks_.size() && chunks_[cur_].arg_cap < n)
-      chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(cur_));
+    while (cur_ < chunks_.size() && chunks_[cur_].arg_cap < n) {
+      release(chunks_[cur_]);
+      chunks_.erase(chunks_.begin() + cur_);
+    }
     if (cur_ == chunks_.size()) {
       std::size_t const prev = chunks_.empty() ? 0 : chunks_.back().arg_cap;
       std::size_t const cap = std::max(n, std::clamp<std::size_t>(2 * prev, first_chunk, max_chunk));
+      chunks_.reserve(chunks_.size() + 1);  // first: push_back below cannot throw and leak the chunk
+      // one block: partials (the most aligned), indices, counts
+      static_assert(alignof(P) >= alignof(I) && alignof(I) >= alignof(operand_count));
+      auto* const block =
+          static_cast<std::byte*>(::operator new (cap*(sizeof(P) + sizeof(I) + 1), std::align_val_t{alignof(P)}));
       chunk c;
-      c.count = std::make_unique_for_overwrite<operand_count[]>(cap);
-      c.idx = std::make_unique_for_overwrite<I[]>(cap);
-      c.val = std::make_unique_for_overwrite<P[]>(cap);
+      c.val = reinterpret_cast<P*>(block);
+      c.idx = reinterpret_cast<I*>(block + cap * sizeof(P));
+      c.count = reinterpret_cast<operand_count*>(block + cap * (sizeof(P) + sizeof(I)));
       c.stmt_cap = c.arg_cap = cap;
-      chunks_.push_back(std::move(c));
+      chunks_.push_back(c);
     }
     chunks_[cur_].first = next;
     load(0, 0);
   }
 
+  static void release(chunk const& c) noexcept {
+    ::operator delete (static_cast<void*>(c.val), std::align_val_t{alignof(P)});
+  }
+  /// Frees the chunks from the keep-th on.
+  void free_from(std::size_t keep) noexcept {
+    for (std::size_t c = keep; c < chunks_.size(); ++c) release(chunks_[c]);
+    if (chunks_.size() > keep) chunks_.resize(keep);
+  }
+
   static constexpr std::size_t first_chunk = std::size_t{1} << 12;
   static constexpr std::size_t max_chunk = std::size_t{1} << 22;
 
-  std::vector<chunk> chunks_;
+  flat_vector<chunk> chunks_;
   std::size_t cur_ = 0;
   operand_count* count_ = nullptr;
   I* idx_ = nullptr;
@@ -158,6 +177,17 @@ class node_memory {
   struct mark {
     std::size_t chunk = 0, used = 0;
   };
+  node_memory() = default;
+  node_memory(node_memory const&) = delete;
+  node_memory& operator=(node_memory const&) = delete;
+  ~node_memory() { clear(); }
+  /// Frees every chunk (nothing allocated from them is in use).
+  void clear() noexcept {
+    for (auto const& c : chunks_) release(c);
+    chunks_.clear();
+    chunks_.shrink_to_fit();
+    cur_ = used_ = 0;
+  }
   mark position() const noexcept { return {cur_, used_}; }
   /// Drops everything allocated after m (the nodes that used it are gone).
   void rewind(mark m) noexcept {
@@ -188,38 +218,44 @@ class node_memory {
   static constexpr std::size_t min_chunk = std::size_t{1} << 16;
   static constexpr std::size_t max_chunk = std::size_t{1} << 24;
 
-  struct aligned_free {
-    void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{alignment}); }
-  };
-  struct chunk {
-    std::unique_ptr<std::byte[], aligned_free> data;
-    std::size_t size = 0;
+  struct chunk {  // owned by the node memory (~node_memory)
+    std::byte* data;
+    std::size_t size;
   };
   static chunk make_chunk(std::size_t size) {
-    return {std::unique_ptr<std::byte[], aligned_free>(
-                static_cast<std::byte*>(::operator new[](size, std::align_val_t{alignment}))),
-            size};
+    return {static_cast<std::byte*>(::operator new (size, std::align_val_t{alignment})), size};
+  }
+  static void release(chunk const& c) noexcept {
+    ::operator delete (static_cast<void*>(c.data), std::align_val_t{alignment});
+  }
+  /// chunks_[at] = a chunk of `size` bytes, or a new last chunk if at is the end.
+  void place_chunk(std::size_t at, std::size_t size) {
+    chunks_.reserve(chunks_.size() + 1);  // first: nothing below can throw and leak the chunk
+    chunk const c = make_chunk(size);
+    if (at == chunks_.size()) {
+      chunks_.push_back(c);
+    } else {
+      release(chunks_[at]);
+      chunks_[at] = c;
+    }
   }
 
   void* allocate_bytes(std::size_t bytes) {
     bytes = (bytes + alignment - 1) / alignment * alignment;  // every array starts a cache line
-    if (chunks_.empty()) chunks_.push_back(make_chunk(std::max(min_chunk, bytes)));
+    if (chunks_.empty()) place_chunk(0, std::max(min_chunk, bytes));
     if (used_ + bytes > chunks_[cur_].size) {
       // the next chunk: a kept one if it is large enough (those after cur_ hold nothing)
       std::size_t const want = std::max({min_chunk, bytes, std::min(2 * chunks_[cur_].size, max_chunk)});
       ++cur_;
-      if (cur_ == chunks_.size())
-        chunks_.push_back(make_chunk(want));
-      else if (chunks_[cur_].size < bytes)
-        chunks_[cur_] = make_chunk(want);
+      if (cur_ == chunks_.size() || chunks_[cur_].size < bytes) place_chunk(cur_, want);
       used_ = 0;
     }
-    std::byte* p = chunks_[cur_].data.get() + used_;
+    std::byte* p = chunks_[cur_].data + used_;
     used_ += bytes;
     return p;
   }
 
-  std::vector<chunk> chunks_;
+  flat_vector<chunk> chunks_;
   std::size_t cur_ = 0, used_ = 0;
 };
 

@@ -129,7 +129,8 @@ inline index_type tape<T>::record_node(node_ptr<> nd, std::size_t outputs, char 
   if (operation) nd->name = operation;
   if (detail::anomaly_mode()) [[unlikely]]
     note_origin(first, nd->count, nd->name, detail::anomaly_site());
-  nodes_.push_back(std::move(nd));
+  nodes_.push_back(owned_node{nd.get(), nd.get_deleter()});
+  nd.release();
   return first;
 }
 
@@ -171,13 +172,13 @@ inline void tape<T>::rewind_to(frame const& f) {
   n_ = f.n;
   open_block_ = lone_variable_ = no_block;  // the entry may be gone, and n_ may meet it again later
   arena_.rewind(f.stmts);
-  nodes_.resize(f.nodes);
+  drop_nodes(f.nodes);
   node_mem_.rewind(f.node_mem);  // after the nodes using it are gone
   if (statement_marks_.size() > std::size_t{n_} + 1)
     statement_marks_.resize(std::size_t{n_} + 1);  // indices get reused
   if (outer_partial_.size() > std::size_t{n_} + 1) outer_partial_.resize(std::size_t{n_} + 1);
   while (!unconnected_.empty() && unconnected_.back().first > n_) unconnected_.pop_back();
-  if (!unconnected_.empty()) unconnected_.back().second = std::min(unconnected_.back().second, n_);
+  if (!unconnected_.empty()) unconnected_.back().last = std::min(unconnected_.back().last, n_);
   careful_ = f.careful;
   swept_ = std::min(swept_, n_);
   if (origins_.size() > std::size_t{n_} + 1) origins_.resize(std::size_t{n_} + 1);
@@ -217,7 +218,7 @@ template <class T>
 inline void tape<T>::shrink_to_fit() {
   if (frames_.size() != 1 || n_ != 0) throw error("adx: tape::shrink_to_fit needs an empty tape with no open scope");
   arena_.shrink();
-  node_mem_ = {};
+  node_mem_.clear();
   adj_ = {};
   adj_.shrink_to_fit();
 }
@@ -226,10 +227,10 @@ template <class T>
 inline void tape<T>::mark_unconnected(index_type first, index_type count) {
   if (first == 0 || count == 0) return;
   index_type const last = first + (count - 1);
-  if (!unconnected_.empty() && unconnected_.back().second + 1 == first)
-    unconnected_.back().second = last;
+  if (!unconnected_.empty() && unconnected_.back().last + 1 == first)
+    unconnected_.back().last = last;
   else
-    unconnected_.emplace_back(first, last);
+    unconnected_.push_back({first, last});
 }
 
 template <class T>
@@ -265,7 +266,7 @@ template <class T>
 inline bool tape<T>::unconnected(index_type k) const noexcept {
   auto const it = std::upper_bound(unconnected_.begin(), unconnected_.end(), k,
                                    [](index_type v, auto const& r) { return v < r.first; });
-  return it != unconnected_.begin() && k <= std::prev(it)->second;
+  return it != unconnected_.begin() && k <= std::prev(it)->last;
 }
 
 }  // namespace adx

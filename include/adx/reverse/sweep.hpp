@@ -93,8 +93,8 @@ inline void tape<T>::seed(index_type i, T const& v) {
 template <class T>
 inline void tape<T>::run_sweep(index_type top) {
   struct running {  // the recording being swept, while user code (a vjp) may run inside
-    std::vector<std::size_t>& on;
-    explicit running(std::vector<std::size_t>& s, std::size_t frame) : on(s) { on.push_back(frame); }
+    detail::flat_vector<std::size_t>& on;
+    explicit running(detail::flat_vector<std::size_t>& s, std::size_t frame) : on(s) { on.push_back(frame); }
     ~running() { on.pop_back(); }
     running(running const&) = delete;
     running& operator=(running const&) = delete;
@@ -133,8 +133,11 @@ inline void tape<T>::swap_sweep_state(sweep_state& s) noexcept {
 
 template <class T>
 inline void tape<T>::stash_sweep_state() {
-  if (stash_.size() == stashed_) stash_.emplace_back();
-  swap_sweep_state(stash_[stashed_++]);
+  if (stash_.size() == stashed_) {
+    stash_.reserve(stashed_ + 1);  // before new: push_back cannot throw and leak it
+    stash_.push_back(new sweep_state);
+  }
+  swap_sweep_state(*stash_[stashed_++]);
   seeds_.clear();
   reached_.clear();
   stops_ = {};
@@ -348,9 +351,9 @@ ADX_ALWAYS_INLINE bool tape<T>::chunk_entries_down(std::size_t c, index_type top
   auto const& chunks = arena_.chunks();
   auto const& ch = chunks[c];
   if (ch.stmts == 0 || ch.first > top) return true;
-  detail::operand_count const* const count = ch.count.get();
-  detail::stored_index const* const idx = ch.idx.get();
-  T const* const val = ch.val.get();
+  detail::operand_count const* const count = ch.count;
+  detail::stored_index const* const idx = ch.idx;
+  T const* const val = ch.val;
   std::size_t pos = ch.args;
   index_type k = c == arena_.current_chunk() ? n_ + 1 : static_cast<index_type>(chunks[c + 1].first);
   for (std::size_t s = ch.stmts; s-- > 0;) {
@@ -433,7 +436,7 @@ template <class T>
 inline index_type tape<T>::through_node(index_type top) const noexcept {
   if (nodes_.empty() || top < nodes_.front()->first) return top;
   auto const it = std::upper_bound(nodes_.begin(), nodes_.end(), top,
-                                   [](index_type t, node_ptr<> const& nd) { return t < nd->first; });
+                                   [](index_type t, owned_node const& nd) { return t < nd->first; });
   node const& nd = **std::prev(it);  // the last node starting at or before top
   return top < nd.first + nd.count ? nd.first + nd.count - 1 : top;
 }

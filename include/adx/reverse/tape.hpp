@@ -29,9 +29,11 @@
 
 #include "adx/core/error.hpp"
 #include "adx/core/expr.hpp"
+#include "adx/core/flat_vector.hpp"
 #include "adx/reverse/anomaly.hpp"
 #include "adx/reverse/arena.hpp"
 #include "adx/reverse/modes.hpp"
+#include "adx/reverse/tape_node.hpp"
 #include "adx/reverse/tape_support.hpp"
 
 namespace adx {
@@ -56,6 +58,8 @@ class tape {
   tape& operator=(tape const&) = delete;
   ~tape() {
     if (current_ == this) current_ = nullptr;
+    drop_nodes(0);
+    for (sweep_state* st : stash_) delete st;
   }
 
   /// The calling thread's current tape for T (created on first use).
@@ -123,86 +127,27 @@ class tape {
   template <class F>
   index_type record_n(std::size_t max_operands, F&& fill, char const* operation = "a reduction");
 
-  /// A tape node: an operation on whole blocks (a matrix product) whose adjoint code runs once
-  /// when the sweep reaches its outputs, statements first .. first + count - 1.
-  struct node {
-    index_type first = 0;                     ///< its first output statement
-    index_type count = 0;                     ///< its number of output statements
-    char const* name = "a tensor operation";  ///< for anomaly reports
-    virtual ~node() = default;
-    /// Adds the contributions of adj[first .. first + count) to the inputs' adjoints.
-    virtual void backward(T* adj) const = 0;
-    /// Marks the inputs as reached (for the careful sweep).
-    virtual void mark_inputs(std::uint8_t* reached) const = 0;
-    /// Whether any input is marked (non-zero) in marks (for torch's release: api/release.hpp).
-    virtual bool any_input_marked(std::uint8_t const* marks) const = 0;
-    /// Whether the backward pass toward the inputs marked in `used` (all of them if null) reads
-    /// values of the forward pass (torch's saved tensors): such a node, once released, cannot
-    /// be swept again. A node whose partials there are all +1 or -1, or fixed by its shape
-    /// alone (mean), does not.
-    virtual bool keeps_values(std::uint8_t const* used) const {
-      (void)used;
-      return true;
-    }
-    /// Bytes the node holds for its backward pass (for tape_stats).
-    virtual std::size_t bytes() const noexcept { return 0; }
-    /// Whether a backward pass with every output adjoint zero could still give a non-zero
-    /// contribution: a partial or a kept value that is infinite or NaN (0 * inf is NaN), or a
-    /// backward pass the node cannot vouch for (a user's vjp). The plain sweep skips a node
-    /// whose output adjoints are all zero; torch runs such a node when the sweep reaches it, so
-    /// for a node that answers true the sweep is made again with reachability (tape::sweep).
-    /// Asked only of a skipped node, so the scan costs nothing on the common path.
-    virtual bool nonfinite() const = 0;
-    /// The lowest index backward may add to (the sweep stops below every index it wrote).
-    virtual index_type lowest_input() const noexcept { return 1; }
-  };
-  /// The base of a node whose inputs are listed in one place, Derived::for_inputs(f): it calls
-  /// f(first, count) for each run of consecutive input indices (count 1 for a lone one; index
-  /// 0, a constant, may appear) and returns true as soon as f does. mark_inputs and
-  /// any_input_marked follow from it.
+  /// A tape node (reverse/tape_node.hpp): an operation on whole blocks whose adjoint code runs
+  /// once when the sweep reaches its outputs.
+  using node = tape_node<T>;
+  /// The base of a node whose inputs are listed in one place (reverse/tape_node.hpp).
   template <class Derived>
-  struct node_with_inputs : node {
-    void mark_inputs(std::uint8_t* reached) const final {
-      static_cast<Derived const&>(*this).for_inputs([reached](index_type first, std::size_t count) {
-        std::fill_n(reached + first, count, std::uint8_t{1});
-        return false;
-      });
-    }
-    bool any_input_marked(std::uint8_t const* marks) const final {
-      return static_cast<Derived const&>(*this).for_inputs(
-          [marks](index_type first, std::size_t count) { return detail::any_marked(marks, first, count); });
-    }
-    index_type lowest_input() const noexcept final {
-      index_type low = ~index_type{0};
-      static_cast<Derived const&>(*this).for_inputs([&low](index_type first, std::size_t) {
-        if (first != 0 && first < low) low = first;
-        return false;
-      });
-      return low;
-    }
-  };
-
-  /// Deletes a node: one made by make_node lives in the node memory and is only destroyed;
-  /// one made with new (std::make_unique) is deleted.
-  struct node_deleter {
-    bool in_node_memory = false;  ///< made by make_node: destroyed in place, not deleted
-    node_deleter() = default;
-    /// A deleter for a node in the node memory (in_memory) or made with new.
-    explicit node_deleter(bool in_memory) noexcept : in_node_memory(in_memory) {}
-    /// From std::make_unique's deleter: a node made with new.
-    template <class U>
-    node_deleter(std::default_delete<U>) noexcept {}  // NOLINT: converts from make_unique's
-    /// Destroys (node memory) or deletes (new) the node.
-    void operator()(node* p) const noexcept {
-      if (in_node_memory)
-        p->~node();
-      else
-        delete p;
-    }
-  };
+  using node_with_inputs = tape_node_with_inputs<T, Derived>;
+  /// Deletes a node made by make_node or with new.
+  using node_deleter = detail::node_deleter;
   /// An owning pointer to a node, as record_node takes it.
   template <class N = node>
   using node_ptr = std::unique_ptr<N, node_deleter>;
+  /// A node as the tape keeps it: released from its node_ptr, destroyed by drop_nodes.
+  using owned_node = detail::owned_node<node>;
+  /// Destroys the nodes from the keep-th on.
+  void drop_nodes(std::size_t keep) noexcept {
+    while (nodes_.size() > keep) {
+      owned_node const nd = nodes_.back();
+      nodes_.pop_back();
+      nd.deleter(nd.p);
+    }
+  }
   /// A node of type N made in the node memory (no malloc per operation); hand it to record_node.
   template <class N, class... A>
   auto make_node(A&&... a) -> node_ptr<N>;
@@ -310,13 +255,15 @@ class tape {
   /// a fact of the recording that the API layer reads (tf.gradients stops its sweeps there).
   void mark_unconnected(index_type first, index_type count);
   /// The statements noted by mark_unconnected: [first, last] ranges, ascending.
-  std::span<std::pair<index_type, index_type> const> unconnected_ranges() const noexcept { return unconnected_; }
+  std::span<index_range const> unconnected_ranges() const noexcept {
+    return {unconnected_.data(), unconnected_.size()};
+  }
   /// Whether statement k was noted by mark_unconnected.
   bool unconnected(index_type k) const noexcept;
   /// One byte per statement that the layers above keep with this recording (the API layer's
   /// torch release marks: api/release.hpp). The tape never reads them; it cuts them back with the
   /// recording when a frame ends, so that an entry never outlives its statement.
-  std::vector<std::uint8_t>& statement_marks() noexcept { return statement_marks_; }
+  detail::flat_vector<std::uint8_t>& statement_marks() noexcept { return statement_marks_; }
   /// Calls statement(k, n, operands, partials) for each statement at or below top and
   /// on_node(nd) for each node whose outputs are, in recording order (Upward) or from the last
   /// down: a read of the recording for the layers above.
@@ -407,9 +354,9 @@ class tape {
   /// (no allocation per gradient). A running sweep (a vjp computing a gradient inside it) holds
   /// a pointer into its adjoints: stashing moves the vector, not its buffer.
   struct sweep_state {
-    std::vector<T> adj;
-    std::vector<index_type> seeds;
-    std::vector<std::uint8_t> reached;
+    detail::flat_vector<T> adj;
+    detail::flat_vector<index_type> seeds;
+    detail::flat_vector<std::uint8_t> reached;
     std::span<std::uint8_t const> stops;
     index_type swept = 0;
     index_type written_low = 1, written_high = 0;  ///< adjoints outside this range are zero
@@ -429,7 +376,7 @@ class tape {
   /// the recording, not to a sweep). The fresh one is a spare's buffers, whose written range says
   /// what its next begin_sweep zeroes.
   void stash_sweep_state();
-  void unstash_sweep_state() noexcept { swap_sweep_state(stash_[--stashed_]); }
+  void unstash_sweep_state() noexcept { swap_sweep_state(*stash_[--stashed_]); }
 
  public:
   /// A sweep of the current recording whose adjoints are the caller's alone: until
@@ -551,30 +498,35 @@ class tape {
   index_type swept_ = 0;
   index_type written_low_ = 1, written_high_ = 0;  // adj_ is zero outside this range
   bool floored_ = false;                           // this sweep ends below its lowest write
-  std::vector<T> adj_;
+  detail::flat_vector<T> adj_;
   // The last index of the block of variables that is the tape's last entry, if it is (else
   // no_block, which n_ never equals before the tape is full). Not next to n_: GCC would store
   // the two in one 8-byte write that the next variable's 4-byte loads cannot forward from.
   static constexpr index_type no_block = ~index_type{0};
   index_type open_block_ = no_block;
-  index_type lone_variable_ = no_block;        // likewise for a variable recorded as a statement of its own
-  std::vector<std::uint8_t> reached_;          // built by careful sweeps only
-  std::vector<index_type> seeds_;              // the seeded statements of the sweep under way
-  std::vector<T> seed_values_;                 // their adjoints once seeded (sweep: kept for a second, careful run)
-  std::span<std::uint8_t const> stops_;        // the running sweep's (sweep_spec::stops)
-  std::vector<std::uint8_t> statement_marks_;  // statement_marks
-  std::vector<std::uint8_t> outer_partial_;    // mark_outer_partial
-  std::vector<std::pair<index_type, index_type>> unconnected_;  // mark_unconnected: [first, last], ascending
+  index_type lone_variable_ = no_block;  // likewise for a variable recorded as a statement of its own
+  // The bookkeeping is in flat_vectors (core/flat_vector.hpp), which compile to a fraction of
+  // std::vector's code: every program that takes a gradient compiles these members.
+  detail::flat_vector<std::uint8_t> reached_;          // built by careful sweeps only
+  detail::flat_vector<index_type> seeds_;              // the seeded statements of the sweep under way
+  detail::flat_vector<T> seed_values_;                 // their adjoints once seeded (kept for a careful run)
+  std::span<std::uint8_t const> stops_;                // the running sweep's (sweep_spec::stops)
+  detail::flat_vector<std::uint8_t> statement_marks_;  // statement_marks
+  detail::flat_vector<std::uint8_t> outer_partial_;    // mark_outer_partial
+  detail::flat_vector<index_range> unconnected_;       // mark_unconnected, ascending
   bool reached_valid_ = false;
-  std::vector<frame> frames_;
-  std::vector<std::size_t> sweeping_;  // the frame count of each sweep running (nested ones inside vjps)
-  std::vector<sweep_state> stash_;     // saved sweep states (below stashed_) and spare buffers
+  detail::flat_vector<frame> frames_;
+  detail::flat_vector<std::size_t> sweeping_;  // the frame count of each sweep running (nested ones inside vjps)
+  // saved sweep states (below stashed_) and spare buffers, each made with new and deleted by ~tape:
+  // a stashed state must not move (a running sweep holds a pointer into its adjoints' buffer,
+  // which a swap keeps where it is anyway)
+  detail::flat_vector<sweep_state*> stash_;
   std::size_t stashed_ = 0;
-  std::vector<std::size_t> private_at_;    // the frame count at each open private sweep
-  detail::node_memory node_mem_;           // the nodes' arrays and the nodes made by make_node
-  std::vector<node_ptr<>> nodes_;          // (declared after node_mem_: destroyed before it)
-  std::vector<statement_origin> origins_;  // anomaly mode only
-  std::vector<std::uint8_t> scratch_;      // anomaly mode only
+  detail::flat_vector<std::size_t> private_at_;    // the frame count at each open private sweep
+  detail::node_memory node_mem_;                   // the nodes' arrays and the nodes made by make_node
+  detail::flat_vector<owned_node> nodes_;          // destroyed by ~tape and rewind_to, before node_mem_
+  detail::flat_vector<statement_origin> origins_;  // anomaly mode only
+  detail::flat_vector<std::uint8_t> scratch_;      // anomaly mode only
 
  public:
   /// Makes this tape the thread's current one (used by tape_scope; returns the previous one).

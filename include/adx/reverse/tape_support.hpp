@@ -20,6 +20,11 @@ namespace adx {
 
 using index_type = std::uint32_t;
 using epoch_type = std::uint32_t;
+/// Statements first to last, both included.
+struct index_range {
+  index_type first;  ///< the first statement
+  index_type last;   ///< the last statement
+};
 
 namespace detail {
 /// Whether any of marks[first .. first + count) is set; null marks count as all set (every input
