@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
@@ -211,12 +212,64 @@ class anomaly_report {
   std::size_t size_ = 0;
 };
 
+/// What a sweep in anomaly mode found not finite, as plain numbers and origins, so that the
+/// report is the same code for every tape type.
+struct anomaly_facts {
+  enum class kind : std::uint8_t { seed, statement, node };
+  kind what = kind::seed;
+  std::uint32_t statement = 0;           ///< the statement, or the node's first output, that produced it (0: a seed)
+  std::uint32_t input = 0;               ///< the statement whose adjoint is not finite
+  statement_origin origin{};             ///< statement's
+  statement_origin input_origin{};       ///< input's
+  std::size_t operand = 0;               ///< kind::statement: the operand's position, from 0
+  std::uint32_t outputs = 0;             ///< kind::node: its number of outputs
+  long double value = 0;                 ///< the value that is not finite
+  long double partial = 0, adjoint = 0;  ///< kind::statement: the partial and adjoint whose product it is
+};
+
+/// Writes the report of f and throws it as an anomaly_error.
+[[noreturn]] inline void throw_anomaly(anomaly_facts const& f) {
+  anomaly_report r;
+  switch (f.what) {
+    case anomaly_facts::kind::seed:
+      r.text("adx: anomaly: the seed of the backward sweep is ").number(f.value).text(" at ");
+      r.origin(f.input, f.input_origin);
+      break;
+    case anomaly_facts::kind::statement:
+      r.text("adx: anomaly: the backward sweep produced ").number(f.value).text(" in the adjoint of ");
+      r.origin(f.input, f.input_origin).text(", through ").origin(f.statement, f.origin);
+      r.text(": its partial with respect to operand ").count(f.operand + 1).text(" is ").number(f.partial);
+      r.text(" and its adjoint is ").number(f.adjoint);
+      break;
+    case anomaly_facts::kind::node:
+      r.text("adx: anomaly: the backward sweep produced ").number(f.value).text(" in the adjoint of ");
+      r.origin(f.input, f.input_origin).text(", through ").origin(f.statement, f.origin);
+      r.text(" (a tensor operation on statements ").count(f.statement).text(" to ");
+      r.count(std::size_t{f.statement} + f.outputs - 1).text(", whose adjoints were finite)");
+      break;
+  }
+  throw anomaly_error(r.str(), f.statement, f.origin, f.input, f.input_origin);
+}
+
+/// throw_anomaly, reached through a pointer that detect_anomaly sets. A sweep looks for
+/// anomalies only in anomaly mode, so a program that never opens a detect_anomaly scope
+/// compiles none of the report's code (otherwise every program that sweeps a tape would).
+inline std::atomic<void (*)(anomaly_facts const&)> anomaly_thrower{nullptr};
+/// Throws the anomaly_error of f (from a sweep in anomaly mode).
+[[noreturn]] inline void report_anomaly(anomaly_facts const& f) {
+  if (auto const thrower = anomaly_thrower.load(std::memory_order_relaxed)) thrower(f);
+  throw gradient_error("adx: internal: an anomaly was found outside anomaly mode");
+}
+
 }  // namespace detail
 
 /// RAII: anomaly mode on the calling thread while it lives (scopes nest).
 class detect_anomaly {
  public:
-  detect_anomaly() noexcept { detail::recording_modes += detail::anomaly_unit; }
+  detect_anomaly() noexcept {
+    detail::anomaly_thrower.store(&detail::throw_anomaly, std::memory_order_relaxed);
+    detail::recording_modes += detail::anomaly_unit;
+  }
   detect_anomaly(detect_anomaly const&) = delete;
   detect_anomaly& operator=(detect_anomaly const&) = delete;
   ~detect_anomaly() { detail::recording_modes -= detail::anomaly_unit; }

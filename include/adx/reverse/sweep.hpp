@@ -401,9 +401,12 @@ template <class T>
 inline void tape<T>::check_seeds() const {
   for (index_type i : seeds_)
     if (!detail::all_finite(adj_[i])) {
-      detail::anomaly_report r;
-      r.text("adx: anomaly: the seed of the backward sweep is ").number(adj_[i]).text(" at ").origin(i, origin(i));
-      throw anomaly_error(r.str(), 0, statement_origin{}, i, origin(i));
+      detail::anomaly_facts f;
+      f.what = detail::anomaly_facts::kind::seed;
+      f.input = i;
+      f.input_origin = origin(i);
+      f.value = detail::primal_of(adj_[i]);
+      detail::report_anomaly(f);
     }
 }
 
@@ -413,23 +416,32 @@ inline void tape<T>::check_node(node const& nd, T const* adj) {
   nd.mark_inputs(scratch_.data());
   for (index_type i = 1; i < nd.first; ++i)
     if (scratch_[i] && !detail::all_finite(adj[i])) {
-      detail::anomaly_report r;
-      r.text("adx: anomaly: the backward sweep produced ").number(adj[i]).text(" in the adjoint of ");
-      r.origin(i, origin(i)).text(", through ").origin(nd.first, origin(nd.first));
-      r.text(" (a tensor operation on statements ").count(nd.first).text(" to ").count(nd.first + nd.count - 1);
-      r.text(", whose adjoints were finite)");
-      throw anomaly_error(r.str(), nd.first, origin(nd.first), i, origin(i));
+      detail::anomaly_facts f;
+      f.what = detail::anomaly_facts::kind::node;
+      f.statement = nd.first;
+      f.origin = origin(nd.first);
+      f.input = i;
+      f.input_origin = origin(i);
+      f.outputs = nd.count;
+      f.value = detail::primal_of(adj[i]);
+      detail::report_anomaly(f);
     }
 }
 
 template <class T>
 inline void tape<T>::throw_statement_anomaly(index_type k, std::size_t operand, index_type i, T const& partial,
                                              T const& a, T const& c) const {
-  detail::anomaly_report r;
-  r.text("adx: anomaly: the backward sweep produced ").number(c).text(" in the adjoint of ").origin(i, origin(i));
-  r.text(", through ").origin(k, origin(k)).text(": its partial with respect to operand ").count(operand + 1);
-  r.text(" is ").number(partial).text(" and its adjoint is ").number(a);
-  throw anomaly_error(r.str(), k, origin(k), i, origin(i));
+  detail::anomaly_facts f;
+  f.what = detail::anomaly_facts::kind::statement;
+  f.statement = k;
+  f.origin = origin(k);
+  f.input = i;
+  f.input_origin = origin(i);
+  f.operand = operand;
+  f.value = detail::primal_of(c);
+  f.partial = detail::primal_of(partial);
+  f.adjoint = detail::primal_of(a);
+  detail::report_anomaly(f);
 }
 
 template <class T>
