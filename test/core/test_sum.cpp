@@ -133,6 +133,36 @@ TEST_CASE("sum node: values and partials are those of the nested binary addition
   CHECK(z.adjoint() == -1);
 }
 
+TEST_CASE("forward sums: value and tangent of the nested binary additions, bit for bit, in two values") {
+  // a constant first, a product, a subtracted function, a constant last; the binary form is
+  // evaluated one addition at a time
+  auto check = [](auto x, auto y, auto z) {
+    using D = decltype(x);
+    auto const e = 2.0 - x + y * z - sin(x) + 3.0;
+    static_assert(sizeof(e) == sizeof(D), "a forward sum holds its value and tangent only");
+    D const r = e;
+    D const b1 = 2.0 - x;
+    D const b2 = b1 + y * z;
+    D const b3 = b2 - sin(x);
+    D const b4 = b3 + 3.0;
+    CHECK(primal(r.value()) == primal(b4.value()));
+    CHECK(primal(r.tangent()) == primal(b4.tangent()));
+    if constexpr (requires { r.tangent().tangent(); })  // dual<dual<double>>: the second order too
+      CHECK(r.tangent().tangent() == b4.tangent().tangent());
+    // and against the closed form: d/dt of 2 - x + y z - sin x + 3 along (x', y', z')
+    CHECK(close(primal(r.tangent()), primal(-x.tangent() + y.tangent() * z.value() + y.value() * z.tangent() -
+                                            cos(x.value()) * x.tangent())));
+  };
+  check(dual<double>(0.7, 1.0), dual<double>(-1.3, 0.25), dual<double>(2.9, -2.0));
+  using D2 = dual<dual<double>>;
+  check(D2(dual<double>(0.7, 1.0), dual<double>(1.0, 0.0)), D2(dual<double>(-1.3, 0.5), dual<double>(0.25, 0.0)),
+        D2(dual<double>(2.9, 0.0), dual<double>(-2.0, 1.0)));
+  // a long forward sum is two values however many terms it has
+  std::array<dual<double>, 4> x{dual<double>(0.3, 1.0), dual<double>(0.6, 0.0), dual<double>(0.9, 0.0),
+                                dual<double>(1.2, 0.0)};
+  static_assert(sizeof(decltype(x[0] + x[1] - x[2] + x[3] * x[0] + x[1] + x[2] - x[3] + 1.0)) == sizeof(dual<double>));
+}
+
 TEST_CASE("long sums: reverse, forward and nested agree with the gradient by hand") {
   auto [value, grad] = long_sum_by_hand<30>(at);
   {

@@ -207,12 +207,15 @@ template <class S, class Terms>
 inline constexpr bool is_sum_over<sum_expr<S, Terms>, S> = true;
 
 /// `x + y` or `x - y` (Neg) with an AD operand: a sum node of two terms, or x's terms and y if
-/// x is a sum of the same scalar.
+/// x is a sum of the same scalar; over a forward scalar, a forward_sum (core/sum.hpp).
 template <bool Neg, class X, class Y>
 constexpr auto make_sum(X&& x, Y&& y) {
   using S = node_scalar_t<X, Y>;
   using B = decltype(wrap<S>(std::forward<Y>(y)));
-  if constexpr (is_sum_over<std::remove_cvref_t<X>, S>) {
+  if constexpr (!ad_traits<S>::is_reverse) {  // forward: the value and tangent so far
+    return forward_sum<S>(forward_sum_t{}, std::bool_constant<Neg>{}, wrap<S>(std::forward<X>(x)),
+                          wrap<S>(std::forward<Y>(y)));
+  } else if constexpr (is_sum_over<std::remove_cvref_t<X>, S>) {
     using terms = typename std::remove_cvref_t<X>::terms_type;
     return sum_expr<S, sum_terms<terms, B, Neg>>(sum_extend_t{}, x.terms(), x.val(), wrap<S>(std::forward<Y>(y)));
   } else {

@@ -6,6 +6,9 @@
 // long, and the compiler would instantiate, inline and optimise one push per level, each after
 // the levels below it were inlined into it: a cost that grows with the square of the length.
 //
+// Over a forward scalar (dual<T>) a sum is a forward_sum, its value and tangent so far: a term
+// is not needed again once its tangent is known.
+//
 // The numbers are those of the nested binary nodes: the value is ((a + b) - c) + d, evaluated
 // left to right as each term is added; the tangent adds the terms' tangents in the same order;
 // the partials handed to the terms are the multiplier and its negation (the binary nodes'
@@ -207,6 +210,50 @@ class sum_expr : public expr_tag {
 
   Terms terms_;
   value_type val_{};
+};
+
+/// Tag of forward_sum's constructor.
+struct forward_sum_t {
+  explicit forward_sum_t() = default;
+};
+
+/// A sum over a forward-mode scalar S (dual<T>): its value and its tangent, added up as the terms
+/// come, in the order and with the operations of sum_expr (and so of the nested binary nodes).
+/// A forward sum needs nothing of a term once the term's tangent is known, so however long it is
+/// it holds two values and adding a term copies no others: a sum_expr is copied into the next
+/// one with each term, which g++ does in memory, a cost that grows with the square of the
+/// length (reverse mode must keep its terms for the push).
+template <class S>
+class forward_sum : public expr_tag {
+ public:
+  using ad_type = S;
+  using value_type = value_type_t<S>;
+  static constexpr std::size_t n_active = 1;  ///< one active operand, the sum itself
+
+  /// a + b, or a - b (Neg): a and b are operands as core/expr.hpp's wrap makes them (constants
+  /// have no tangent), a may be a forward_sum.
+  template <bool Neg, class A, class B>
+  constexpr forward_sum(forward_sum_t, std::bool_constant<Neg>, A const& a, B const& b) {
+    if constexpr (Neg)
+      val_ = to_value<value_type>(a.val() - b.val());
+    else
+      val_ = to_value<value_type>(a.val() + b.val());
+    if constexpr (A::n_active == 0)
+      tan_ = Neg ? to_value<value_type>(-b.tangent()) : to_value<value_type>(b.tangent());
+    else if constexpr (B::n_active == 0)
+      tan_ = to_value<value_type>(a.tangent());
+    else if constexpr (Neg)
+      tan_ = to_value<value_type>(a.tangent() - b.tangent());
+    else
+      tan_ = to_value<value_type>(a.tangent() + b.tangent());
+  }
+
+  constexpr value_type const& val() const noexcept { return val_; }
+  /// Forward: the terms' tangents added in order.
+  constexpr value_type const& tangent() const noexcept { return tan_; }
+
+ private:
+  value_type val_{}, tan_{};
 };
 
 }  // namespace adx::detail
