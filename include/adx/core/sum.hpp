@@ -233,7 +233,7 @@ class forward_sum : public expr_tag {
   /// a + b, or a - b (Neg): a and b are operands as core/expr.hpp's wrap makes them (constants
   /// have no tangent), a may be a forward_sum.
   template <bool Neg, class A, class B>
-  constexpr forward_sum(forward_sum_t, std::bool_constant<Neg>, A const& a, B const& b) {
+  ADX_ALWAYS_INLINE constexpr forward_sum(forward_sum_t, std::bool_constant<Neg>, A const& a, B const& b) {
     if constexpr (Neg)
       val_ = to_value<value_type>(a.val() - b.val());
     else
