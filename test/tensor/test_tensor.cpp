@@ -136,6 +136,44 @@ TEST_CASE("tensor: construction, shape, element access and structure") {
   CHECK(amax(u) < 3.0);
 }
 
+TEST_CASE("factories: zeros, ones and full of vars are independent variables, as torch's requires_grad=True") {
+  tape_scope<var<double>> scope;
+  tensor<double> const w{1.0, -2.0, 3.5};
+  auto check = [&](tensor<var<double>> const& x, double v) {
+    REQUIRE(x.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(x.data()[i].val() == v);
+    // sum(x * w): each element's own adjoint is its weight (one shared variable would read the
+    // total, 2.5, in every element)
+    var<double> const y = sum(x * w);
+    backward(y);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(x.data()[i].adjoint() == w.data()[i]);
+    CHECK(x.data()[0].index() != x.data()[1].index());
+  };
+  check(zeros<var<double>>(shape{3}), 0.0);
+  check(ones<var<double>>(shape{3}), 1.0);
+  check(full<var<double>>(shape{3}, 2.5), 2.5);
+  // nested: independent at both levels, so the Hessian of sum(x^3 / 6) is diag(x)
+  {
+    tape_scope<var<var<double>>> inner;
+    auto x = full<var<var<double>>>(shape{2}, 3.0);
+    var<var<double>> const y = sum(x * x * x / 6.0);
+    backward(y);
+    var<double> const g0 = x.data()[0].adjoint();  // x0^2 / 2
+    CHECK(g0.val() == 4.5);
+    backward(g0);
+    CHECK(value(x.data()[0]).adjoint() == 3.0);
+    CHECK(value(x.data()[1]).adjoint() == 0.0);
+  }
+  // one shared variable, and a constant tensor, as the factories' documentation says
+  var<double> const s = 2.0;
+  tensor<var<double>> const shared(shape{3}, s);
+  var<double> const ys = sum(shared * w);
+  backward(ys);
+  CHECK(s.adjoint() == 2.5);
+  tensor<var<double>> const c(shape{3}, var<double>::constant(1.0));
+  CHECK(c.data()[1].index() == 0);
+}
+
 TEST_CASE("tensor: printing like numpy") {
   tensor<double> g{{1.41, 1.6, 6.6}, {1.41, 1.6, 6.6}};
   CHECK(to_string(g) == "[[1.41 1.6 6.6]\n [1.41 1.6 6.6]]");

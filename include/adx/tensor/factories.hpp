@@ -12,20 +12,27 @@
 
 namespace adx {
 
-template <class S = double>
-tensor<S> zeros(shape const& sh) {
-  return tensor<S>(sh, S(0.0));
-}
-template <class S = double>
-tensor<S> ones(shape const& sh) {
-  return tensor<S>(sh, S(1.0));
-}
+/// A tensor of shape sh whose every element is S(v). Over var elements each element is an
+/// independent variable of its own (the tensor is one block of them on the current tape), as
+/// torch.full(..., requires_grad=True) makes; a tensor of one shared variable is
+/// tensor<S>(sh, x), and a constant one tensor<S>(sh, S::constant(v)) or, simpler, a tensor of
+/// numbers, which mixes with tensors of vars in every operation.
 template <class S = double, class V>
 tensor<S> full(shape const& sh, V const& v) {
   tensor<S> t(sh);
   S* p = t.data();
-  for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(v);  // for var: each its own variable
+  for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(v);
   return t;
+}
+/// full(sh, 0): over var elements, independent variables (torch.zeros(..., requires_grad=True)).
+template <class S = double>
+tensor<S> zeros(shape const& sh) {
+  return full<S>(sh, 0.0);
+}
+/// full(sh, 1): over var elements, independent variables (torch.ones(..., requires_grad=True)).
+template <class S = double>
+tensor<S> ones(shape const& sh) {
+  return full<S>(sh, 1.0);
 }
 /// start, start + step, ... below stop (rank 1).
 template <class S = double>
