@@ -271,9 +271,9 @@ CHECK(tape<double>::current().stats().statements == statements);
 CHECK(c.index() == 0);
 CHECK(c.value() == 9);
 
-auto softplus = custom_function([](double x) { return std::log1p(std::exp(x)); },     // value
-                                [](auto x, auto dx) { return dx / (1.0 + exp(-x)); },   // jvp
-                                [](auto x, auto ybar) { return ybar / (1.0 + exp(-x)); });  // vjp
+auto my_softplus = custom_function([](double x) { return std::log1p(std::exp(x)); },  // value
+                                   [](auto x, auto dx) { return dx / (1.0 + exp(-x)); },   // jvp
+                                   [](auto x, auto ybar) { return ybar / (1.0 + exp(-x)); });  // vjp
 grad_check_report r = check_grad(f, x, /*order=*/2);          // r.passed, r.blocks, r.message
 gradcheck(f, x);                                               // or throws gradient_error
   // clang-format on
@@ -312,11 +312,11 @@ gradcheck(f, x);                                               // or throws grad
   check_values(gy, {0.5, 0, 0});
   // softplus' = the logistic function, in reverse mode as in forward mode
   var<double> t = 0.7;
-  var<double> sp = softplus(t);
+  var<double> sp = my_softplus(t);
   backward(sp);
   CHECK(close(sp.value(), std::log1p(std::exp(0.7))));
   CHECK(close(t.adjoint(), 1 / (1 + std::exp(-0.7))));
-  CHECK(softplus(dual<double>(0.7, 1.0)).tangent() == doctest::Approx(1 / (1 + std::exp(-0.7))).epsilon(1e-14));
+  CHECK(my_softplus(dual<double>(0.7, 1.0)).tangent() == doctest::Approx(1 / (1 + std::exp(-0.7))).epsilon(1e-14));
   CHECK(r.passed);
   CHECK(r.message.empty());
   CHECK(r.blocks.size() == 1 + 3);  // the Jacobian, then each of the 3 outputs' Hessians

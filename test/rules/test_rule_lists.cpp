@@ -40,8 +40,9 @@ TEST_CASE("rules: the joined lists hold each family's rules once") {
   using namespace boost::mp11;
   CHECK(mp_size<adx::all_unary_rules>::value == mp_size<mp_unique<adx::all_unary_rules>>::value);
   CHECK(mp_size<adx::all_binary_rules>::value == mp_size<mp_unique<adx::all_binary_rules>>::value);
-  CHECK(mp_size<adx::all_unary_rules>::value ==
-        mp_size<adx::elementary_unary_rules>::value + mp_size<adx::gamma_unary_rules>::value);
+  CHECK(mp_size<adx::all_unary_rules>::value == mp_size<adx::elementary_unary_rules>::value +
+                                                    mp_size<adx::gamma_unary_rules>::value +
+                                                    mp_size<adx::activation_unary_rules>::value);
   CHECK(mp_contains<adx::all_unary_rules, adx::detail::sin_rule>::value);
   CHECK(mp_contains<adx::all_binary_rules, adx::detail::atan2_rule>::value);
   CHECK(mp_contains<adx::all_ternary_rules, adx::detail::clamp_rule>::value);

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+// adx: the activation functions of neural networks, sigmoid, logsigmoid, softplus, silu, mish,
+// gelu, and logit and sinc: rules and entry points, as in the other rule headers
+// (rule_support.hpp says what a rule is). Each value and partial is the formula PyTorch 1.13's
+// CPU kernels use (torch.sigmoid, F.logsigmoid, F.softplus with beta 1 and threshold 20, F.silu,
+// F.mish, F.gelu without approximation, torch.logit without eps, torch.sinc), so that values
+// and derivatives agree with torch's to the last bit or two, edges included
+// (docs/derivative_rules.md).
+#pragma once
+
+#include <boost/mp11/list.hpp>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <numbers>
+#include <type_traits>
+#include <utility>
+
+#include "adx/core/expr.hpp"
+#include "adx/rules/elementary.hpp"
+
+namespace adx {
+namespace detail {
+
+// A nested level's value (X an AD number, as in var<var<double>>) is this rule's own function one
+// level down, so that the level below differentiates it by this rule's partial. The formula
+// itself, differentiated by the chain rule, would disagree at the edges: sigmoid's 1/(1 + e^-x)
+// at x = -1e300 has the derivative -(1/inf^2) (-inf) = NaN where the partial gives 0.
+
+/// sigmoid(x) for a partial: 1/(1 + e^-x) as torch writes it, but e^x/(1 + e^x) below 0, where
+/// e^-x overflows (x < -709) and a nested level would differentiate 1/inf into NaN.
+template <class T, class X>
+T stable_sigmoid(X const& x) {
+  using std::exp;
+  if (primal_of(x) < 0) {
+    T const z = exp(x);
+    return z / (1 + z);
+  }
+  return 1 / (1 + exp(-x));
+}
+
+/// A plain number as the floating-point number the formulas take (an int as a double).
+template <class X>
+constexpr auto real(X x) noexcept {
+  if constexpr (std::is_floating_point_v<X>)
+    return x;
+  else
+    return static_cast<double>(x);
+}
+
+struct sigmoid_rule {  // r = 1/(1 + e^-x); d = r (1 - r)
+  static constexpr char const* name = "sigmoid";
+  template <class X>
+  static auto value(X const& x) {
+    if constexpr (ad_operand<X>) {
+      return sigmoid(x);  // a nested level: this rule one level down (see the note above)
+    } else {
+      using std::exp;
+      auto const v = real(x);
+      return 1 / (1 + exp(-v));  // e^-x overflows to inf for x < -709: r = 0, as torch gives
+    }
+  }
+  template <std::size_t, class X, class T>
+  static T partial(X const&, T const& r) {
+    return (1 - r) * r;
+  }
+};
+
+struct logsigmoid_rule {  // r = min(x, 0) - log1p(e^-|x|); d = 1/(1 + e^x)
+  static constexpr char const* name = "logsigmoid";
+  template <class X>
+  static auto value(X const& x) {
+    if constexpr (ad_operand<X>) {
+      return logsigmoid(x);
+    } else {
+      using std::exp;
+      using std::log1p;
+      auto const v = real(x);
+      return v < 0 ? v - log1p(exp(v)) : -log1p(exp(-v));
+    }
+  }
+  /// torch's backward: 1 - z/(1 + z) below 0 and z/(1 + z) above, z = e^-|x|.
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) {
+    using std::exp;
+    if (primal_of(x) < 0) {
+      T const z = exp(x);
+      return 1 - z / (1 + z);
+    }
+    T const z = exp(-x);
+    return z / (1 + z);
+  }
+};
+
+struct softplus_rule {  // r = log1p(e^x), x itself above 20; d = e^x/(e^x + 1), 1 above 20
+  static constexpr char const* name = "softplus";
+  static constexpr double threshold = 20;  ///< torch's default (beta 1)
+  template <class X>
+  static auto value(X const& x) {
+    if constexpr (ad_operand<X>) {
+      return softplus(x);
+    } else {
+      using std::exp;
+      using std::log1p;
+      auto const v = real(x);
+      return v > threshold ? v : log1p(exp(v));
+    }
+  }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) {
+    using std::exp;
+    if (primal_of(x) > threshold) return cst<T>(1);
+    T const z = exp(x);
+    return z / (z + 1);
+  }
+};
+
+struct silu_rule {  // r = x/(1 + e^-x); d = s (1 + x (1 - s)), s = 1/(1 + e^-x)
+  static constexpr char const* name = "silu";
+  template <class X>
+  static auto value(X const& x) {
+    if constexpr (ad_operand<X>) {
+      return silu(x);
+    } else {
+      using std::exp;
+      auto const v = real(x);
+      return v / (1 + exp(-v));
+    }
+  }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) {
+    T const s = stable_sigmoid<T>(x);
+    return s * (1 + x * (1 - s));
+  }
+};
+
+struct mish_rule {  // r = x tanh(log1p(e^x)); d = t + x s (1 - t^2), t = tanh(log1p(e^x)), s = sigmoid(x)
+  static constexpr char const* name = "mish";
+  template <class X>
+  static auto value(X const& x) {
+    if constexpr (ad_operand<X>) {
+      return mish(x);
+    } else {
+      using std::exp;
+      using std::log1p;
+      using std::tanh;
+      auto const v = real(x);
+      return v * tanh(log1p(exp(v)));
+    }
+  }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) {
+    using std::exp;
+    using std::log1p;
+    using std::tanh;
+    T const s = stable_sigmoid<T>(x);
+    T const t = tanh(log1p(exp(x)));
+    return t + x * s * (1 - t * t);
+  }
+};
+
+struct gelu_rule {  // r = x Phi(x) = x (1 + erf(x/sqrt 2))/2; d = Phi(x) + x phi(x)
+  static constexpr char const* name = "gelu";
+  template <class R>
+  static constexpr R sqrt1_2 = std::numbers::sqrt2_v<R> / 2;  ///< 1/sqrt(2) (M_SQRT1_2)
+  template <class X>
+  static auto value(X const& x) {
+    if constexpr (ad_operand<X>) {
+      return gelu(x);
+    } else {
+      using std::erf;
+      auto const v = real(x);
+      using R = decltype(v);
+      return v * R(0.5) * (1 + erf(v * sqrt1_2<R>));
+    }
+  }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) {
+    using std::erf;
+    using std::exp;
+    using R = innermost_t<T>;
+    R const alpha = 2 * std::numbers::inv_sqrtpi_v<R> * sqrt1_2<R> * R(0.5);  // 1/sqrt(2 pi), as torch's kAlpha
+    T const cdf = R(0.5) * (1 + erf(x * sqrt1_2<R>));
+    T const pdf = alpha * exp(R(-0.5) * x * x);
+    return cdf + x * pdf;
+  }
+};
+
+struct logit_rule {  // r = log(x/(1 - x)); d = 1/(x (1 - x)), NaN outside [0, 1]
+  static constexpr char const* name = "logit";
+  template <class X>
+  static auto value(X const& x) {
+    if constexpr (ad_operand<X>) {
+      return logit(x);
+    } else {
+      using std::log;
+      auto const v = real(x);
+      return log(v / (1 - v));
+    }
+  }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) {
+    auto const p = primal_of(x);
+    T const d = 1 / (x * (1 - x));
+    if (p < 0 || p > 1) return d * cst<T>(std::numeric_limits<innermost_t<T>>::quiet_NaN());  // NaN at every order
+    return d;
+  }
+};
+
+struct sinc_rule {  // r = sin(pi x)/(pi x), 1 at 0; d = (pi x cos(pi x) - sin(pi x))/(pi x^2), 0 at 0
+  static constexpr char const* name = "sinc";
+  template <class X>
+  static auto value(X const& x) {
+    if constexpr (ad_operand<X>) {
+      return sinc(x);
+    } else {
+      using std::sin;
+      auto const v = real(x);
+      using R = decltype(v);
+      if (v == 0) return R(1);
+      R const px = std::numbers::pi_v<R> * v;
+      return sin(px) / px;
+    }
+  }
+  /// torch's formula, except for |pi x| < 0.1 (where it cancels: at x = 1e-8 it is 35 % off,
+  /// and NaN once x^2 underflows) the series pi (-u/3 + u^3/30 - u^5/840 + u^7/45360 -
+  /// u^9/3991680), u = pi x, exact there to a few units in the last place, and 0 at 0 as torch
+  /// gives; its own derivative is then right too (sinc''(0) = -pi^2/3).
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) {
+    using std::cos;
+    using std::sin;
+    using R = innermost_t<T>;
+    T const u = std::numbers::pi_v<R> * x;
+    if (std::abs(primal_of(u)) < R(0.1)) {
+      T const u2 = u * u;
+      return std::numbers::pi_v<R> * u *
+             (R(-1) / 3 + u2 * (R(1) / 30 + u2 * (R(-1) / 840 + u2 * (R(1) / 45360 + u2 * (R(-1) / 3991680)))));
+    }
+    return (u * cos(u) - sin(u)) / (std::numbers::pi_v<R> * x * x);
+  }
+};
+
+}  // namespace detail
+
+#include "adx/rules/entry_macros.hpp"  // ADX_UNARY_ENTRY and friends, until entry_macros_end.hpp
+ADX_OWN_UNARY_ENTRY(sigmoid, sigmoid_rule)
+ADX_OWN_UNARY_ENTRY(logsigmoid, logsigmoid_rule)
+ADX_OWN_UNARY_ENTRY(softplus, softplus_rule)
+ADX_OWN_UNARY_ENTRY(silu, silu_rule)
+ADX_OWN_UNARY_ENTRY(mish, mish_rule)
+ADX_OWN_UNARY_ENTRY(gelu, gelu_rule)
+ADX_OWN_UNARY_ENTRY(logit, logit_rule)
+ADX_OWN_UNARY_ENTRY(sinc, sinc_rule)
+#include "adx/rules/entry_macros_end.hpp"
+
+/// The unary rules of this file (adx/rules.hpp lists them all).
+using activation_unary_rules =
+    boost::mp11::mp_list<detail::sigmoid_rule, detail::logsigmoid_rule, detail::softplus_rule, detail::silu_rule,
+                         detail::mish_rule, detail::gelu_rule, detail::logit_rule, detail::sinc_rule>;
+static_assert(detail::rules_conform<1>(activation_unary_rules{}));
+
+}  // namespace adx
