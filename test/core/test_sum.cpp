@@ -161,6 +161,13 @@ TEST_CASE("forward sums: value and tangent of the nested binary additions, bit f
   std::array<dual<double>, 4> x{dual<double>(0.3, 1.0), dual<double>(0.6, 0.0), dual<double>(0.9, 0.0),
                                 dual<double>(1.2, 0.0)};
   static_assert(sizeof(decltype(x[0] + x[1] - x[2] + x[3] * x[0] + x[1] + x[2] - x[3] + 1.0)) == sizeof(dual<double>));
+  // its tangent is returned by value, as every node's: a reference to it outlives the sum (the
+  // sanitizer build would see a reference into the ended temporary)
+  auto const& t = (x[0] - x[1]).tangent();
+  double noise[16];
+  for (auto& n : noise) n = 99.0;
+  CHECK(noise[3] == 99.0);
+  CHECK(t == 1.0);
 }
 
 TEST_CASE("long sums: reverse, forward and nested agree with the gradient by hand") {

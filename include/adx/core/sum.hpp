@@ -250,7 +250,7 @@ class forward_sum : public expr_tag {
 
   constexpr value_type const& val() const noexcept { return val_; }
   /// Forward: the terms' tangents added in order.
-  constexpr value_type const& tangent() const noexcept { return tan_; }
+  constexpr value_type tangent() const { return tan_; }  // by value, as every node's tangent
 
  private:
   value_type val_{}, tan_{};
