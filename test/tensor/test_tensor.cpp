@@ -152,6 +152,13 @@ TEST_CASE("factories: zeros, ones and full of vars are independent variables, as
   check(zeros<var<double>>(shape{3}), 0.0);
   check(ones<var<double>>(shape{3}), 1.0);
   check(full<var<double>>(shape{3}, 2.5), 2.5);
+  {  // one block on the tape: one entry, as a tensor of vars made from numbers
+    tape_scope<var<double>> inner;
+    auto const before = tape<double>::current().stats().statements;
+    auto const x = ones<var<double>>(shape{4});
+    CHECK(tape<double>::current().stats().statements - before == 1);
+    CHECK(x.data()[3].index() == x.data()[0].index() + 3);
+  }
   // nested: independent at both levels, so the Hessian of sum(x^3 / 6) is diag(x)
   {
     tape_scope<var<var<double>>> inner;
@@ -164,8 +171,10 @@ TEST_CASE("factories: zeros, ones and full of vars are independent variables, as
     CHECK(value(x.data()[0]).adjoint() == 3.0);
     CHECK(value(x.data()[1]).adjoint() == 0.0);
   }
-  // one shared variable, and a constant tensor, as the factories' documentation says
+  // one shared variable (full of a var, or the fill constructor), and a constant tensor, as the
+  // factories' documentation says
   var<double> const s = 2.0;
+  CHECK(full<var<double>>(shape{3}, s).data()[2].index() == s.index());
   tensor<var<double>> const shared(shape{3}, s);
   var<double> const ys = sum(shared * w);
   backward(ys);

@@ -7,22 +7,28 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <type_traits>
 
 #include "adx/tensor/tensor.hpp"
 
 namespace adx {
 
-/// A tensor of shape sh whose every element is S(v). Over var elements each element is an
-/// independent variable of its own (the tensor is one block of them on the current tape), as
-/// torch.full(..., requires_grad=True) makes; a tensor of one shared variable is
-/// tensor<S>(sh, x), and a constant one tensor<S>(sh, S::constant(v)) or, simpler, a tensor of
-/// numbers, which mixes with tensors of vars in every operation.
+/// A tensor of shape sh whose every element is S(v). Over var elements and a number v each
+/// element is an independent variable of its own, the tensor one block of them on the current
+/// tape (as torch.full(..., requires_grad=True) makes, and as tensor<var<T>>(full<T>(sh, v))
+/// is); a var v is copied into every element, as tensor<S>(sh, v) does: one shared variable.
+/// A constant tensor is tensor<S>(sh, S::constant(v)) or, simpler, a tensor of numbers, which
+/// mixes with tensors of vars in every operation.
 template <class S = double, class V>
 tensor<S> full(shape const& sh, V const& v) {
-  tensor<S> t(sh);
-  S* p = t.data();
-  for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(v);
-  return t;
+  if constexpr (is_reverse_v<S> && std::is_arithmetic_v<V>) {
+    return tensor<S>(full<value_type_t<S>>(sh, v));
+  } else {
+    tensor<S> t(sh);
+    S* p = t.data();
+    for (std::size_t i = 0; i < t.size(); ++i) p[i] = S(v);
+    return t;
+  }
 }
 /// full(sh, 0): over var elements, independent variables (torch.zeros(..., requires_grad=True)).
 template <class S = double>
