@@ -24,10 +24,12 @@ FUNCTIONS = {
     "gelu": F.gelu,  # approximate='none'
     "logit": torch.logit,  # eps None
     "sinc": torch.sinc,
+    "relu6": F.relu6,
+    "selu": F.selu,
 }
 
 POINTS = [-1000.0, -40.0, -20.5, -20.0, -5.0, -1.0, -0.5, -1e-8, -0.0, 0.0, 1e-8, 1e-300, 0.2, 0.5, 0.7, 1.0,
-          1.2, 2.0, 19.9, 20.0, 20.5, 40.0, 1000.0]
+          1.2, 2.0, 5.9, 6.0, 6.5, 19.9, 20.0, 20.5, 40.0, 1000.0, math.nan]
 
 
 def number(v):

@@ -1,7 +1,7 @@
 // The activation functions (rules/activation.hpp) against PyTorch 1.13: the value and the first
-// two derivatives at points from -1000 to 1000, edges included (0, -0, the softplus threshold,
-// logit's 0 and 1), in every mode and nesting (test/reference/activations.json, made by
-// gen_activations.py), and elementwise over tensors. The generic rule tests
+// two derivatives at points from -1000 to 1000 and NaN, edges included (0, -0, the softplus
+// threshold, relu6's 0 and 6, logit's 0 and 1), in every mode and nesting
+// (test/reference/activations.json, made by gen_activations.py), and elementwise over tensors. The generic rule tests
 // (test_rules_unary.cpp) take them too: every order against finite differences, and every
 // nesting level's first derivative the same.
 #include <doctest/doctest.h>
@@ -37,7 +37,7 @@ L sig(L x) { return 1 / (1 + std::exp(-x)); }
 /// The second derivatives in closed form, in long double. torch's are less exact where a formula
 /// cancels: 1 - sigmoid(x) above x = 15 (softplus, logsigmoid, silu: 1e-8 relative at x = 20, 0
 /// at x = 40 where the second derivative is -4e-18), softplus's mask at exactly its threshold
-/// (0 at x = 20, whose first derivative takes the other branch), sinc near 0 (35 % off at
+/// (0 at x = 20, whose first derivative takes the other branch; likewise selu at 0), sinc near 0 (35 % off at
 /// x = 1e-8, NaN at 0), and logit outside [0, 1], where its value and first derivative are NaN
 /// and torch's second is 0 (adx: NaN). NaN: no closed form here (mish: torch's is compared).
 double second_derivative(std::string const& name, double x0) {
@@ -50,6 +50,11 @@ double second_derivative(std::string const& name, double x0) {
     return static_cast<double>(std::exp(-x * x / 2) / std::sqrt(2 * std::numbers::pi_v<L>) * (2 - x * x));
   if (name == "logit")
     return x < 0 || x > 1 ? std::nan("") : static_cast<double>(-(1 - 2 * x) / (x * (1 - x) * x * (1 - x)));
+  if (name == "relu6") return 0.0;
+  if (name == "selu")  // the branch of the first derivative at 0 (torch's second is 0 there)
+    return x <= 0 ? static_cast<double>(1.6732632423543772848170429916717L * 1.0507009873554804934193349852946L *
+                                        std::exp(x))
+                  : 0.0;
   if (name == "sinc") {
     L const pi = std::numbers::pi_v<L>, u = pi * x;
     if (std::abs(u) < 0.1L)  // the series of (2 - u^2) sin u - 2u cos u) / u^3
@@ -113,6 +118,8 @@ TEST_CASE("activations: value, first and second derivative as PyTorch 1.13's, ed
   points += check_function("gelu", [](auto const& x) { return gelu(x); });
   points += check_function("logit", [](auto const& x) { return logit(x); });
   points += check_function("sinc", [](auto const& x) { return sinc(x); });
+  points += check_function("relu6", [](auto const& x) { return relu6(x); });
+  points += check_function("selu", [](auto const& x) { return selu(x); });
   CHECK(points == static_cast<int>(activations()["cases"].size()));
 }
 

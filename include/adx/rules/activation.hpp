@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // adx: the activation functions of neural networks, sigmoid, logsigmoid, softplus, silu, mish,
-// gelu, and logit and sinc: rules and entry points, as in the other rule headers
+// gelu, relu6, selu, and logit and sinc: rules and entry points, as in the other rule headers
 // (rule_support.hpp says what a rule is). Each value and partial is the formula PyTorch 1.13's
 // CPU kernels use (torch.sigmoid, F.logsigmoid, F.softplus with beta 1 and threshold 20, F.silu,
-// F.mish, F.gelu without approximation, torch.logit without eps, torch.sinc), so that values
+// F.mish, F.gelu without approximation, F.relu6, F.selu, torch.logit without eps, torch.sinc), so that values
 // and derivatives agree with torch's to the last bit or two, edges included
 // (docs/derivative_rules.md).
 #pragma once
@@ -241,6 +241,54 @@ struct sinc_rule {  // r = sin(pi x)/(pi x), 1 at 0; d = (pi x cos(pi x) - sin(p
   }
 };
 
+struct relu6_rule {  // r = min(max(x, 0), 6); d = 1 inside (0, 6), 0 at and beyond 0 and 6; NaN: r NaN, d 1
+  static constexpr char const* name = "relu6";
+  template <class X>
+  static bool inside(X const& x) {  // torch's hardtanh_backward: 0 where x <= 0 or x >= 6
+    auto const v = primal_of(x);
+    return !(v <= 0 || v >= 6);
+  }
+  template <class X>
+  static auto value(X const& x) {
+    if constexpr (ad_operand<X>) {
+      return relu6(x);
+    } else {
+      auto const v = real(x);
+      using R = decltype(v);
+      return v < 0 ? R(0) : v > 6 ? R(6) : v;  // as torch: -0.0 and NaN pass through
+    }
+  }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) {
+    return cst<T>(inside(x) ? 1 : 0);
+  }
+};
+
+struct selu_rule {  // r = s x above 0, s a (e^x - 1) at and below 0; d = s, or s a e^x
+  static constexpr char const* name = "selu";
+  static constexpr double alpha = 1.6732632423543772848170429916717;  ///< torch's selu constants
+  static constexpr double scale = 1.0507009873554804934193349852946;
+  template <class X>
+  static auto value(X const& x) {
+    if constexpr (ad_operand<X>) {
+      return selu(x);
+    } else {
+      using std::exp;
+      auto const v = real(x);
+      using R = decltype(v);
+      R const negcoef = R(alpha) * R(scale);
+      return v <= 0 ? (exp(v) - 1) * negcoef : v * R(scale);  // torch's elu kernel
+    }
+  }
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) {
+    using std::exp;
+    using R = innermost_t<T>;
+    if (primal_of(x) <= 0) return R(alpha) * R(scale) * exp(x);  // NaN: not <= 0, so scale, as torch
+    return cst<T>(R(scale));
+  }
+};
+
 }  // namespace detail
 
 #include "adx/rules/entry_macros.hpp"  // ADX_UNARY_ENTRY and friends, until entry_macros_end.hpp
@@ -252,12 +300,15 @@ ADX_OWN_UNARY_ENTRY(mish, mish_rule)
 ADX_OWN_UNARY_ENTRY(gelu, gelu_rule)
 ADX_OWN_UNARY_ENTRY(logit, logit_rule)
 ADX_OWN_UNARY_ENTRY(sinc, sinc_rule)
+ADX_OWN_UNARY_ENTRY(relu6, relu6_rule)
+ADX_OWN_UNARY_ENTRY(selu, selu_rule)
 #include "adx/rules/entry_macros_end.hpp"
 
 /// The unary rules of this file (adx/rules.hpp lists them all).
 using activation_unary_rules =
     boost::mp11::mp_list<detail::sigmoid_rule, detail::logsigmoid_rule, detail::softplus_rule, detail::silu_rule,
-                         detail::mish_rule, detail::gelu_rule, detail::logit_rule, detail::sinc_rule>;
+                         detail::mish_rule, detail::gelu_rule, detail::logit_rule, detail::sinc_rule,
+                         detail::relu6_rule, detail::selu_rule>;
 static_assert(detail::rules_conform<1>(activation_unary_rules{}));
 
 }  // namespace adx
