@@ -22,11 +22,6 @@
 namespace adx {
 namespace detail {
 
-// A nested level's value (X an AD number, as in var<var<double>>) is this rule's own function one
-// level down, so that the level below differentiates it by this rule's partial. The formula
-// itself, differentiated by the chain rule, would disagree at the edges: sigmoid's 1/(1 + e^-x)
-// at x = -1e300 has the derivative -(1/inf^2) (-inf) = NaN where the partial gives 0.
-
 /// sigmoid(x) for a partial: 1/(1 + e^-x) as torch writes it, but e^x/(1 + e^x) below 0, where
 /// e^-x overflows (x < -709) and a nested level would differentiate 1/inf into NaN.
 template <class T, class X>
@@ -39,26 +34,32 @@ T stable_sigmoid(X const& x) {
   return 1 / (1 + exp(-x));
 }
 
-/// A plain number as the floating-point number the formulas take (an int as a double).
-template <class X>
-constexpr auto real(X x) noexcept {
-  if constexpr (std::is_floating_point_v<X>)
-    return x;
-  else
-    return static_cast<double>(x);
-}
-
-struct sigmoid_rule {  // r = 1/(1 + e^-x); d = r (1 - r)
-  static constexpr char const* name = "sigmoid";
+/// The value of Rule, for every rule of this file: on a plain number, Rule::plain of it as a
+/// floating-point number (an int as a double); on an AD number (a nested level, as in
+/// var<var<double>>), Rule itself one level down, so that the level below differentiates it by
+/// Rule's partial. The formula differentiated by the chain rule would disagree at the edges:
+/// sigmoid's 1/(1 + e^-x) at x = -1e300 has the derivative -(1/inf^2) (-inf) = NaN where the
+/// partial gives 0.
+template <class Rule>
+struct value_by_level {
   template <class X>
   static auto value(X const& x) {
-    if constexpr (ad_operand<X>) {
-      return sigmoid(x);  // a nested level: this rule one level down (see the note above)
-    } else {
-      using std::exp;
-      auto const v = real(x);
-      return 1 / (1 + exp(-v));  // e^-x overflows to inf for x < -709: r = 0, as torch gives
-    }
+    if constexpr (ad_operand<X>)
+      return make_expr<Rule>(x);
+    else if constexpr (std::is_floating_point_v<X>)
+      return Rule::plain(x);
+    else
+      return Rule::plain(static_cast<double>(x));
+  }
+};
+
+// r = 1/(1 + e^-x); d = r (1 - r)
+struct sigmoid_rule : value_by_level<sigmoid_rule> {
+  static constexpr char const* name = "sigmoid";
+  template <class R>
+  static R plain(R v) {
+    using std::exp;
+    return 1 / (1 + exp(-v));  // e^-x overflows to inf for x < -709: r = 0, as torch gives
   }
   template <std::size_t, class X, class T>
   static T partial(X const&, T const& r) {
@@ -66,18 +67,14 @@ struct sigmoid_rule {  // r = 1/(1 + e^-x); d = r (1 - r)
   }
 };
 
-struct logsigmoid_rule {  // r = min(x, 0) - log1p(e^-|x|); d = 1/(1 + e^x)
+// r = min(x, 0) - log1p(e^-|x|); d = 1/(1 + e^x)
+struct logsigmoid_rule : value_by_level<logsigmoid_rule> {
   static constexpr char const* name = "logsigmoid";
-  template <class X>
-  static auto value(X const& x) {
-    if constexpr (ad_operand<X>) {
-      return logsigmoid(x);
-    } else {
-      using std::exp;
-      using std::log1p;
-      auto const v = real(x);
-      return v < 0 ? v - log1p(exp(v)) : -log1p(exp(-v));
-    }
+  template <class R>
+  static R plain(R v) {
+    using std::exp;
+    using std::log1p;
+    return v < 0 ? v - log1p(exp(v)) : -log1p(exp(-v));
   }
   /// torch's backward: 1 - z/(1 + z) below 0 and z/(1 + z) above, z = e^-|x|.
   template <std::size_t, class X, class T>
@@ -92,19 +89,15 @@ struct logsigmoid_rule {  // r = min(x, 0) - log1p(e^-|x|); d = 1/(1 + e^x)
   }
 };
 
-struct softplus_rule {  // r = log1p(e^x), x itself above 20; d = e^x/(e^x + 1), 1 above 20
+// r = log1p(e^x), x itself above 20; d = e^x/(e^x + 1), 1 above 20
+struct softplus_rule : value_by_level<softplus_rule> {
   static constexpr char const* name = "softplus";
   static constexpr double threshold = 20;  ///< torch's default (beta 1)
-  template <class X>
-  static auto value(X const& x) {
-    if constexpr (ad_operand<X>) {
-      return softplus(x);
-    } else {
-      using std::exp;
-      using std::log1p;
-      auto const v = real(x);
-      return v > threshold ? v : log1p(exp(v));
-    }
+  template <class R>
+  static R plain(R v) {
+    using std::exp;
+    using std::log1p;
+    return v > threshold ? v : log1p(exp(v));
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
@@ -115,17 +108,13 @@ struct softplus_rule {  // r = log1p(e^x), x itself above 20; d = e^x/(e^x + 1),
   }
 };
 
-struct silu_rule {  // r = x/(1 + e^-x); d = s (1 + x (1 - s)), s = 1/(1 + e^-x)
+// r = x/(1 + e^-x); d = s (1 + x (1 - s)), s = 1/(1 + e^-x)
+struct silu_rule : value_by_level<silu_rule> {
   static constexpr char const* name = "silu";
-  template <class X>
-  static auto value(X const& x) {
-    if constexpr (ad_operand<X>) {
-      return silu(x);
-    } else {
-      using std::exp;
-      auto const v = real(x);
-      return v / (1 + exp(-v));
-    }
+  template <class R>
+  static R plain(R v) {
+    using std::exp;
+    return v / (1 + exp(-v));
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
@@ -134,19 +123,15 @@ struct silu_rule {  // r = x/(1 + e^-x); d = s (1 + x (1 - s)), s = 1/(1 + e^-x)
   }
 };
 
-struct mish_rule {  // r = x tanh(log1p(e^x)); d = t + x s (1 - t^2), t = tanh(log1p(e^x)), s = sigmoid(x)
+// r = x tanh(log1p(e^x)); d = t + x s (1 - t^2), t = tanh(log1p(e^x)), s = sigmoid(x)
+struct mish_rule : value_by_level<mish_rule> {
   static constexpr char const* name = "mish";
-  template <class X>
-  static auto value(X const& x) {
-    if constexpr (ad_operand<X>) {
-      return mish(x);
-    } else {
-      using std::exp;
-      using std::log1p;
-      using std::tanh;
-      auto const v = real(x);
-      return v * tanh(log1p(exp(v)));
-    }
+  template <class R>
+  static R plain(R v) {
+    using std::exp;
+    using std::log1p;
+    using std::tanh;
+    return v * tanh(log1p(exp(v)));
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
@@ -159,20 +144,15 @@ struct mish_rule {  // r = x tanh(log1p(e^x)); d = t + x s (1 - t^2), t = tanh(l
   }
 };
 
-struct gelu_rule {  // r = x Phi(x) = x (1 + erf(x/sqrt 2))/2; d = Phi(x) + x phi(x)
+// r = x Phi(x) = x (1 + erf(x/sqrt 2))/2; d = Phi(x) + x phi(x)
+struct gelu_rule : value_by_level<gelu_rule> {
   static constexpr char const* name = "gelu";
   template <class R>
   static constexpr R sqrt1_2 = std::numbers::sqrt2_v<R> / 2;  ///< 1/sqrt(2) (M_SQRT1_2)
-  template <class X>
-  static auto value(X const& x) {
-    if constexpr (ad_operand<X>) {
-      return gelu(x);
-    } else {
-      using std::erf;
-      auto const v = real(x);
-      using R = decltype(v);
-      return v * R(0.5) * (1 + erf(v * sqrt1_2<R>));
-    }
+  template <class R>
+  static R plain(R v) {
+    using std::erf;
+    return v * R(0.5) * (1 + erf(v * sqrt1_2<R>));
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
@@ -186,17 +166,13 @@ struct gelu_rule {  // r = x Phi(x) = x (1 + erf(x/sqrt 2))/2; d = Phi(x) + x ph
   }
 };
 
-struct logit_rule {  // r = log(x/(1 - x)); d = 1/(x (1 - x)), NaN outside [0, 1]
+// r = log(x/(1 - x)); d = 1/(x (1 - x)), NaN outside [0, 1]
+struct logit_rule : value_by_level<logit_rule> {
   static constexpr char const* name = "logit";
-  template <class X>
-  static auto value(X const& x) {
-    if constexpr (ad_operand<X>) {
-      return logit(x);
-    } else {
-      using std::log;
-      auto const v = real(x);
-      return log(v / (1 - v));
-    }
+  template <class R>
+  static R plain(R v) {
+    using std::log;
+    return log(v / (1 - v));
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
@@ -207,20 +183,15 @@ struct logit_rule {  // r = log(x/(1 - x)); d = 1/(x (1 - x)), NaN outside [0, 1
   }
 };
 
-struct sinc_rule {  // r = sin(pi x)/(pi x), 1 at 0; d = (pi x cos(pi x) - sin(pi x))/(pi x^2), 0 at 0
+// r = sin(pi x)/(pi x), 1 at 0; d = (pi x cos(pi x) - sin(pi x))/(pi x^2), 0 at 0
+struct sinc_rule : value_by_level<sinc_rule> {
   static constexpr char const* name = "sinc";
-  template <class X>
-  static auto value(X const& x) {
-    if constexpr (ad_operand<X>) {
-      return sinc(x);
-    } else {
-      using std::sin;
-      auto const v = real(x);
-      using R = decltype(v);
-      if (v == 0) return R(1);
-      R const px = std::numbers::pi_v<R> * v;
-      return sin(px) / px;
-    }
+  template <class R>
+  static R plain(R v) {
+    using std::sin;
+    if (v == 0) return R(1);
+    R const px = std::numbers::pi_v<R> * v;
+    return sin(px) / px;
   }
   /// torch's formula, except for |pi x| < 0.1 (where it cancels: at x = 1e-8 it is 35 % off,
   /// and NaN once x^2 underflows) the series pi (-u/3 + u^3/30 - u^5/840 + u^7/45360 -
@@ -241,22 +212,17 @@ struct sinc_rule {  // r = sin(pi x)/(pi x), 1 at 0; d = (pi x cos(pi x) - sin(p
   }
 };
 
-struct relu6_rule {  // r = min(max(x, 0), 6); d = 1 inside (0, 6), 0 at and beyond 0 and 6; NaN: r NaN, d 1
+// r = min(max(x, 0), 6); d = 1 inside (0, 6), 0 at and beyond 0 and 6; NaN: r NaN, d 1
+struct relu6_rule : value_by_level<relu6_rule> {
   static constexpr char const* name = "relu6";
   template <class X>
   static bool inside(X const& x) {  // torch's hardtanh_backward: 0 where x <= 0 or x >= 6
     auto const v = primal_of(x);
     return !(v <= 0 || v >= 6);
   }
-  template <class X>
-  static auto value(X const& x) {
-    if constexpr (ad_operand<X>) {
-      return relu6(x);
-    } else {
-      auto const v = real(x);
-      using R = decltype(v);
-      return v < 0 ? R(0) : v > 6 ? R(6) : v;  // as torch: -0.0 and NaN pass through
-    }
+  template <class R>
+  static R plain(R v) {
+    return v < 0 ? R(0) : v > 6 ? R(6) : v;  // as torch: -0.0 and NaN pass through
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
@@ -264,21 +230,16 @@ struct relu6_rule {  // r = min(max(x, 0), 6); d = 1 inside (0, 6), 0 at and bey
   }
 };
 
-struct selu_rule {  // r = s x above 0, s a (e^x - 1) at and below 0; d = s, or s a e^x
+// r = s x above 0, s a (e^x - 1) at and below 0; d = s, or s a e^x
+struct selu_rule : value_by_level<selu_rule> {
   static constexpr char const* name = "selu";
   static constexpr double alpha = 1.6732632423543772848170429916717;  ///< torch's selu constants
   static constexpr double scale = 1.0507009873554804934193349852946;
-  template <class X>
-  static auto value(X const& x) {
-    if constexpr (ad_operand<X>) {
-      return selu(x);
-    } else {
-      using std::exp;
-      auto const v = real(x);
-      using R = decltype(v);
-      R const negcoef = R(alpha) * R(scale);
-      return v <= 0 ? (exp(v) - 1) * negcoef : v * R(scale);  // torch's elu kernel
-    }
+  template <class R>
+  static R plain(R v) {
+    using std::exp;
+    R const negcoef = R(alpha) * R(scale);
+    return v <= 0 ? (exp(v) - 1) * negcoef : v * R(scale);  // torch's elu kernel
   }
   template <std::size_t, class X, class T>
   static T partial(X const& x, T const&) {
