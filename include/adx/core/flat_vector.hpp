@@ -92,11 +92,6 @@ class flat_vector {
       p_[n_++] = v;
     }
   }
-  template <class... A>
-  T& emplace_back(A&&... a) {
-    push_back(T(std::forward<A>(a)...));
-    return back();
-  }
   void pop_back() noexcept { --n_; }
   void clear() noexcept { n_ = 0; }
   /// New elements are value-initialised (zero for numbers).

@@ -284,11 +284,15 @@ inline bool tape<T>::run_plain(index_type top) {
 
 template <class T>
 inline void tape<T>::run_stopped_node(node const& nd, T* adj, std::uint8_t* reach) {
-  std::vector<std::pair<index_type, T>> kept;
+  struct kept_adjoint {
+    index_type o;
+    T a;
+  };
+  detail::flat_vector<kept_adjoint> kept;  // not a std::vector: every gradient compiles this sweep
   for (index_type j = 0; j < nd.count; ++j) {
     index_type const o = nd.first + j;
     if (o < stops_.size() && stops_[o]) {
-      kept.emplace_back(o, adj[o]);
+      kept.push_back({o, adj[o]});
       adj[o] = detail::constant<T>(0);
       if (reach[o]) reach[o] = 2;  // reached, but nothing passes through the node from it
     }
@@ -323,7 +327,7 @@ ADX_ALWAYS_INLINE void tape<T>::for_each_entry(index_type top, OnStatement&& sta
       T const* partial;
       node const* nd;  // or a statement
     };
-    std::vector<entry> list;
+    detail::flat_vector<entry> list;
     for (std::size_t c = 0; c < used_chunks; ++c) {
       list.clear();
       chunk_entries_down(
@@ -335,11 +339,11 @@ ADX_ALWAYS_INLINE void tape<T>::for_each_entry(index_type top, OnStatement&& sta
             list.push_back({0, 0, nullptr, nullptr, &nd});
           },
           on_block);
-      for (auto e = list.rbegin(); e != list.rend(); ++e)
-        if (e->nd)
-          on_node(*e->nd);
+      for (std::size_t e = list.size(); e-- > 0;)
+        if (list[e].nd)
+          on_node(*list[e].nd);
         else
-          statement(e->k, e->n, e->idx, e->partial);
+          statement(list[e].k, list[e].n, list[e].idx, list[e].partial);
     }
   }
 }
