@@ -8,7 +8,6 @@
 
 #include <adx/adx.hpp>
 #include <array>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -195,11 +194,7 @@ std::map<std::string, std::function<values()>> const cases = {
 };
 
 nlohmann::json const& nested_reference() {
-  static nlohmann::json const j = [] {
-    std::ifstream in(std::string(ADX_REFERENCE_DIR) + "/nested_closures.json");
-    REQUIRE_MESSAGE(in.good(), "cannot open nested_closures.json in " ADX_REFERENCE_DIR);
-    return nlohmann::json::parse(in);
-  }();
+  static nlohmann::json const j = adx_test::read_reference("nested_closures.json");
   return j;
 }
 

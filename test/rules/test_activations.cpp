@@ -8,7 +8,6 @@
 
 #include <adx/adx.hpp>
 #include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <numbers>
 #include <string>
@@ -23,11 +22,7 @@ using adx_test::number;
 namespace {
 
 nlohmann::json const& activations() {
-  static nlohmann::json const j = [] {
-    std::ifstream in(ADX_REFERENCE_DIR "/activations.json");
-    REQUIRE_MESSAGE(in.good(), "cannot open " ADX_REFERENCE_DIR "/activations.json");
-    return nlohmann::json::parse(in);
-  }();
+  static nlohmann::json const j = adx_test::read_reference("activations.json");
   return j;
 }
 

@@ -48,20 +48,19 @@ void for_each_numbered(Tuple const& t, F&& f) {
     CHECK(::adx_test::close(adx_a_, adx_b_, (rtol), (atol))); \
   } while (0)
 
+/// test/reference/<file>, parsed (each caller keeps its own in a static).
+inline nlohmann::json read_reference(std::string const& file) {
+  std::string const path = std::string(ADX_REFERENCE_DIR "/") + file;
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot open " << path);
+  return nlohmann::json::parse(in);
+}
 inline nlohmann::json const& reference() {
-  static nlohmann::json const j = [] {
-    std::ifstream in(ADX_REFERENCE_DIR "/reference_public.json");
-    REQUIRE_MESSAGE(in.good(), "cannot open " ADX_REFERENCE_DIR "/reference_public.json");
-    return nlohmann::json::parse(in);
-  }();
+  static nlohmann::json const j = read_reference("reference_public.json");
   return j;
 }
 inline nlohmann::json const& seeds() {
-  static nlohmann::json const j = [] {
-    std::ifstream in(ADX_REFERENCE_DIR "/seed_examples.json");
-    REQUIRE_MESSAGE(in.good(), "cannot open " ADX_REFERENCE_DIR "/seed_examples.json");
-    return nlohmann::json::parse(in);
-  }();
+  static nlohmann::json const j = read_reference("seed_examples.json");
   return j;
 }
 inline nlohmann::json const& reference_case(std::string const& name) {
