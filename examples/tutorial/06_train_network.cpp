@@ -23,14 +23,15 @@ int main() {
   for (auto& p : out.trainable_params()) params.push_back(p);
 
   // value_and_grad(loss, none, params): the loss and its gradient with respect to each
-  // parameter (MindSpore's weights), then one gradient-descent step on each.
+  // parameter (MindSpore's weights); the optimiser takes one gradient-descent step on each.
+  optim::sgd<double> opt(params, {.lr = 0.2});
   double first = 0, last = 0;
   for (int step = 0; step <= 5000; ++step) {
     auto [value, grads] = value_and_grad(loss, none, params)(x, y);
     last = primal(value);
     if (step == 0) first = last;
     if (step % 1000 == 0) std::printf("step %4d: loss %.6f\n", step, last);
-    for (std::size_t k = 0; k < params.size(); ++k) params[k].get().assign(params[k].get().values() - 0.2 * grads[k]);
+    opt.step(grads);
   }
 
   bool const ok = last < 1e-3 && last < first / 100;

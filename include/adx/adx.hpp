@@ -10,6 +10,8 @@
 #include "adx/core.hpp"
 #include "adx/forward.hpp"
 #include "adx/nn/layers.hpp"
+#include "adx/nn/optim.hpp"
+#include "adx/nn/schedule.hpp"
 #include "adx/reverse.hpp"
 #include "adx/rules.hpp"
 #include "adx/tensor.hpp"

@@ -372,6 +372,33 @@ backward(y);                           // throws adx::anomaly_error:
 
 // ---- the check that keeps README.md and this file in step -------------------------------------
 
+// ---- ### Optimisers, learning-rate schedules, clipping (torch.optim) ---------------------------
+
+TEST_CASE("guide: an optimiser, a schedule and clipping in a torch-style loop") {
+  // What the guide's block names without defining: a model, its data and its loss.
+  nn::dense<double> model(2, 1, /*seed=*/4);
+  tensor<double> const x{{1.0, 2.0}, {-1.0, 0.5}, {0.25, -2.0}, {0.0, 1.0}};
+  tensor<double> const y(shape{4, 1}, std::vector<double>{1.0, -0.5, 2.0, 0.0});
+  auto const loss = [](auto const& m, auto const& in, auto const& target) { return nn::mse_loss(m(in), target); };
+  double const before = primal(var<double>(loss(model, x, y)));
+  // clang-format off
+optim::adam<double> opt(model.trainable_params(), {.lr = 1e-3, .weight_decay = 1e-4});
+optim::cosine_annealing_lr schedule(opt, /*t_max=*/100);
+for (int epoch = 0; epoch < 100; ++epoch) {
+  opt.zero_grad();                             // empties every parameter's grad()
+  autograd::backward(loss(model, x, y));       // accumulates into grad()
+  optim::clip_grad_norm(opt.params(), 1.0);    // optional: total 2-norm at most 1
+  opt.step();
+  schedule.step();
+}
+  // clang-format on
+  // Adam moves each weight by at most about lr per step; the loss falls, and after t_max steps
+  // the cosine schedule is at its floor, eta_min = 0
+  CHECK(primal(var<double>(loss(model, x, y))) < before);
+  CHECK(std::abs(opt.lr()) < 1e-18);
+  CHECK(schedule.last_epoch() == 100);
+}
+
 TEST_CASE("README and docs: each C++ example is in one test case above, verbatim") {
   // this file's verbatim regions (between clang-format off and on), per test case; a region at
   // namespace scope (unindented: the includes, a struct) belongs to the test case after it
