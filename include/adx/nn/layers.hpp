@@ -5,10 +5,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <string>
 
 #include "adx/api/parameter.hpp"
+#include "adx/nn/init.hpp"
 #include "adx/tensor/elementwise.hpp"
 #include "adx/tensor/linalg.hpp"
 #include "adx/tensor/reduce.hpp"
@@ -19,13 +19,10 @@ namespace adx::nn {
 /// standard distributions are not specified bit for bit, so they are not used here).
 template <class T>
 tensor<T> uniform_init(shape const& sh, double bound, std::uint64_t seed) {
-  std::mt19937_64 gen(seed);
+  adx::detail::unit_source u(seed);
   tensor<T> t(sh);
   T* p = t.data();
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    double const u = static_cast<double>(gen() >> 11) * 0x1p-53;  // [0, 1) with 53 random bits
-    p[i] = static_cast<T>((2 * u - 1) * bound);
-  }
+  for (std::size_t i = 0; i < t.size(); ++i) p[i] = static_cast<T>((2 * u() - 1) * bound);
   return t;
 }
 
