@@ -248,8 +248,8 @@ TEST_CASE("autograd::grad: seed 001, grad_outputs, create_graph, retain_graph, a
     tensor<var<double>> t{1.0, 2.0};
     tensor<var<double>> v = 2.0 * t;
     CHECK(adx_test::error_message([&] { autograd::grad(y, unused, {}, true); }) ==
-          "adx: autograd::grad: One of the differentiated Tensors appears to not have been used in the graph. Set "
-          "allow_unused=True if this is the desired behavior.");
+          "adx: autograd::grad: One of the differentiated Tensors appears to not have been used in the graph. Pass "
+          "{.allow_unused = true} (positional form: true as the sixth argument) if this is the desired behavior.");
     CHECK_FALSE(autograd::grad(y, unused, {}, true, false, true)[0].has_value());
     CHECK(adx_test::error_message([&] { autograd::grad(v, t); }) ==
           "adx: autograd::grad: grad can be implicitly created only for scalar outputs");

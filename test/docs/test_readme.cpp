@@ -161,22 +161,34 @@ TEST_CASE("README: tf.gradients and torch.autograd.grad") {
 tape_scope<var<double>> scope;
 var<double> a = 0.0;
 var<double> b = 2 * a;
-auto total   = gradients(a + b, std::vector{a, b});            // [3, 1]  (tf.gradients)
-auto partial = gradients(a + b, std::vector{a, b}, {}, {a, b}); // [1, 1]  (stop_gradients=[a, b])
+auto total   = gradients(a + b, std::vector{a, b});                              // [3, 1]  (tf.gradients)
+auto partial = gradients(a + b, std::vector{a, b}, {.stop_gradients = {a, b}});  // [1, 1]
+auto same    = gradients(a + b, std::vector{a, b}, {}, {a, b});                  // [1, 1], positionally
 
 var<double> x = 2.0, y = 3.0;
 var<double> z = x * x * y;
 auto g = autograd::grad(z, std::vector{x, y});                  // {12, 4} (torch.autograd.grad)
+double dx = g.value(0);                                         // 12; value(i) throws for an empty entry
+var<double> c = x * x * x;
+auto h = autograd::grad(c, std::vector{x, y}, {.retain_graph = true, .allow_unused = true});  // {12, empty}
   // clang-format on
   REQUIRE(total.size() == 2);
   REQUIRE(partial.size() == 2);
+  REQUIRE(same.size() == 2);
   CHECK(*total[0] == 3);
   CHECK(*total[1] == 1);
   CHECK(*partial[0] == 1);
   CHECK(*partial[1] == 1);
+  CHECK(*same[0] == 1);
+  CHECK(*same[1] == 1);
   REQUIRE(g.size() == 2);
   CHECK(*g[0] == 12);
   CHECK(*g[1] == 4);
+  CHECK(dx == 12);
+  REQUIRE(h.size() == 2);
+  CHECK(h.value(0) == 12);
+  CHECK_FALSE(h[1].has_value());
+  CHECK_THROWS_AS((void)h.value(1), gradient_error);
 }
 
 // ---- ### mindspore.grad, value_and_grad, GradOperation --------------------------------------

@@ -195,14 +195,14 @@ TEST_CASE("bad input: the gradient APIs' arguments") {
                         var<double> const c = 4.0;
                         autograd::grad(y, std::vector{a, c}, {}, true);
                       },
-                      {"appears to not have been used in the graph", "allow_unused=True"});
+                      {"appears to not have been used in the graph", "{.allow_unused = true}"});
   expect<gradient_error>("sweeping a released graph",
                          [&] {
                            var<double> const z = a * a * b;
                            autograd::grad(z, a);  // releases the graph
                            autograd::grad(z, a);
                          },
-                         {"Trying to backward through the graph a second time", "retain_graph=True"});
+                         {"Trying to backward through the graph a second time", "{.retain_graph = true}"});
   expect<gradient_error>("backward twice through a released graph",
                          [&] {
                            var<double> const z = exp(a) * b;

@@ -4,6 +4,12 @@
 //
 //   gradients(ys, xs, grad_ys, stop_gradients, unconnected, aggregation)      tf.gradients
 //   autograd::grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+//   autograd::backward(tensors, grad_tensors, retain_graph, create_graph[, inputs])
+//
+// Each also takes its optional arguments as one options aggregate written with designated
+// initialisers, autograd::grad(y, xs, {.create_graph = true}); the options, the rule by which a
+// braced list picks one form or the other, and gradient_list (what gradients and grad return)
+// are in gradients_options.hpp. The options forms only forward to the positional ones.
 //
 // ys / outputs and xs / inputs are a var<T> or a tensor<var<T>>, or a std::vector of either.
 // Inputs recorded one nesting level up (var<var<T>> when the outputs are var<T>) are taken at
@@ -13,6 +19,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -22,6 +29,7 @@
 #include <vector>
 
 #include "adx/api/container_kind.hpp"
+#include "adx/api/gradients_options.hpp"
 #include "adx/api/parameter.hpp"
 #include "adx/api/sweep_request.hpp"
 #include "adx/reverse/var.hpp"
@@ -30,31 +38,7 @@
 
 namespace adx {
 
-/// What tf.gradients returns for an input no gradient reached.
-enum class unconnected_gradients { none, zero };
-/// How tf.gradients sums several contributions; adx accepts the three values and sums in the
-/// sweep's order (only rounding may differ between them, as in TensorFlow).
-enum class aggregation_method { add_n = 0, experimental_tree = 1, experimental_accumulate_n = 2 };
-
 namespace detail {
-
-/// An output or input of the gradient APIs (var<T> or tensor<var<T>>, nothing else): its
-/// container kind and its gradient's type (T or tensor<T>).
-template <class X>
-struct active_of;
-template <class T>
-struct active_of<var<T>> : container_kind<var<T>> {
-  using grad = T;
-};
-template <class T>
-struct active_of<tensor<var<T>>> : container_kind<tensor<var<T>>> {
-  using grad = tensor<T>;
-};
-
-template <class X>
-struct is_std_vector : std::false_type {};
-template <class X, class A>
-struct is_std_vector<std::vector<X, A>> : std::true_type {};
 
 /// An expression evaluated (and recorded) into its active value, a parameter as its tensor;
 /// anything else as it is.
@@ -101,6 +85,22 @@ void refresh_parameters() {
   if constexpr (!std::is_void_v<T>) parameter_registry<T>::refresh_all();
 }
 
+/// The inputs' names for gradient_list's messages: one per input (a parameter's name, or "" for
+/// a variable), or none when no input is a parameter.
+template <class X>
+std::vector<std::string> input_names(X const& xs) {
+  std::vector<std::string> names;
+  if constexpr (!std::is_void_v<typename parameter_element<X>::type>) {
+    if constexpr (is_std_vector<X>::value) {
+      names.reserve(xs.size());
+      for (auto const& e : xs) names.push_back(unwrap_ref(e).name());
+    } else {
+      names.push_back(unwrap_ref(xs).name());
+    }
+  }
+  return names;
+}
+
 /// One output or input, or a std::vector of them (expressions, parameters and parameter_list
 /// entries taken to their active values), as a std::vector of active values.
 template <class X>
@@ -122,6 +122,15 @@ auto as_list(X const& x0) {
 }
 template <class X>
 using list_item_t = typename decltype(as_list(std::declval<X const&>()))::value_type;
+
+/// The gradient type of outputs Y (T or tensor<T>).
+template <class Y>
+using grad_of_t = typename active_of<list_item_t<Y>>::grad;
+/// The positional forms' weights (grad_ys, grad_outputs, grad_tensors) for outputs Y: a
+/// std::vector<grad_of_t<Y>>, or what converts to one. The weights are a template parameter so
+/// that an options form is the more specialised template (gradients_options.hpp).
+template <class W, class Y>
+concept grad_weights = std::convertible_to<W const&, std::vector<grad_of_t<Y>>>;
 
 /// x taken down to the scalar type S (var<var<T>> -> its value var<T>, elementwise for tensors).
 template <class S, class X>
@@ -179,56 +188,15 @@ typename XA::grad read_adjoints(tape<T> const& tp, X const& x, bool create_graph
 
 }  // namespace detail
 
-/// A list of tensors or scalars that tf.gradients treats as constants (its stop_gradients):
-/// their own gradient is collected but nothing flows on to what they were computed from. Each
-/// variable is kept with its recording and its tape, so that gradients() can refuse one that is
-/// stale or belongs to another tape (its index could name another statement by then). A
-/// variable of a nested type (var<var<T>>) is kept at each of its levels, as one group:
-/// gradients() takes the level its outputs are recorded at, as it does for xs.
-class stop_list {
- public:
-  /// No stops.
-  stop_list() = default;
-  /// The variables of xs... (vars, tensors of vars, parameters, vectors of them).
-  template <class... X>
-  requires(sizeof...(X) > 0) stop_list(X const&... xs) { (add(xs), ...); }
-
-  /// Adds the variables of x (a var, a tensor of vars, a parameter, a vector of them).
-  template <class X>
-  void add(X const& x) {
-    if constexpr (detail::is_std_vector<X>::value) {
-      for (auto const& e : x) add(e);
-    } else {
-      using A = detail::active_of<X>;
-      for (std::size_t i = 0; i < A::size(x); ++i) add_levels(A::at(x, i), groups_++);
-    }
-  }
-  /// One variable at one level.
-  struct entry {
-    index_type index;   ///< its statement
-    epoch_type epoch;   ///< its recording
-    void const* tape;   ///< the thread's tape of the variable's value type when it was added
-    std::size_t group;  ///< the variable it is a level of
-  };
-  std::vector<entry> entries;  ///< every variable added, at each of its levels
-
- private:
-  template <class V>
-  void add_levels(V const& v, std::size_t group) {
-    if (v.index() != 0) entries.push_back({v.index(), v.epoch(), &tape<value_type_t<V>>::current(), group});
-    if constexpr (ad_scalar<value_type_t<V>>) add_levels(v.value(), group);
-  }
-  std::size_t groups_ = 0;
-};
-
 /// tf.gradients: the list (one entry per x) of sum over ys of grad_ys-weighted dy/dx, or an
 /// empty optional (unconnected_gradients::none) / zeros (::zero) where nothing reached x.
-/// grad_ys: empty (ones) or one entry per y with y's shape.
-template <class Y, class X>
-auto gradients(Y const& ys, X const& xs,
-               std::vector<typename detail::active_of<detail::list_item_t<Y>>::grad> const& grad_ys = {},
-               stop_list const& stop_gradients = {}, unconnected_gradients unconnected = unconnected_gradients::none,
+/// grad_ys: empty (ones) or one entry per y with y's shape (a std::vector<G>, G as
+/// gradients_options). The result is a gradient_list.
+template <class Y, class X, detail::grad_weights<Y> W = std::vector<detail::grad_of_t<Y>>>
+auto gradients(Y const& ys, X const& xs, W const& grad_ys_given = {}, stop_list const& stop_gradients = {},
+               unconnected_gradients unconnected = unconnected_gradients::none,
                aggregation_method aggregation = aggregation_method::add_n) {
+  std::vector<detail::grad_of_t<Y>> const& grad_ys = grad_ys_given;
   using YA = detail::active_of<detail::list_item_t<Y>>;
   using S = typename YA::element;
   using T = value_type_t<S>;
@@ -292,7 +260,8 @@ auto gradients(Y const& ys, X const& xs,
 
   using XItem = decltype(detail::lower_to<S>(xlist0[0]));
   using XA = detail::active_of<XItem>;
-  std::vector<std::optional<typename XA::grad>> out;
+  auto out = detail::gradient_list_access::make<typename XA::grad>("gradients", "unconnected_gradients::none",
+                                                                   detail::input_names(xs));
   out.reserve(xlist0.size());
   for (auto const& x0 : xlist0) {
     auto const x = detail::lower_to<S>(x0);
@@ -304,6 +273,14 @@ auto gradients(Y const& ys, X const& xs,
       out.emplace_back(std::nullopt);
   }
   return out;
+}
+
+/// tf.gradients with its keyword arguments as one aggregate (gradients_options.hpp):
+/// gradients(ys, xs, {.stop_gradients = {a, b}, .unconnected_gradients = unconnected_gradients::zero}).
+template <class Y, class X, std::same_as<detail::grad_of_t<Y>> G = detail::grad_of_t<Y>>
+auto gradients(Y const& ys, X const& xs, gradients_options<G> const& options) {
+  return adx::gradients(ys, xs, options.grad_ys, options.stop_gradients, options.unconnected_gradients,
+                        options.aggregation_method);
 }
 
 /// The adjoint of x after the last sweep of its tape (zero where the sweep did not reach).
@@ -412,10 +389,11 @@ namespace autograd {
 /// operations on the inputs' paths that keep values are released, and a later sweep that uses
 /// one of them throws (api/release.hpp). With create_graph the gradients of nested scalars
 /// stay differentiable; otherwise they are constants.
-template <class Y, class X>
-auto grad(Y const& outputs, X const& inputs,
-          std::vector<typename detail::active_of<detail::list_item_t<Y>>::grad> const& grad_outputs = {},
+/// The result is a gradient_list; its value(i) names an empty entry's input.
+template <class Y, class X, detail::grad_weights<Y> W = std::vector<detail::grad_of_t<Y>>>
+auto grad(Y const& outputs, X const& inputs, W const& grad_outputs_given = {},
           std::optional<bool> retain_graph = std::nullopt, bool create_graph = false, bool allow_unused = false) {
+  std::vector<detail::grad_of_t<Y>> const& grad_outputs = grad_outputs_given;
   using YA = detail::active_of<detail::list_item_t<Y>>;
   using S = typename YA::element;
   using T = value_type_t<S>;
@@ -451,15 +429,16 @@ auto grad(Y const& outputs, X const& inputs,
   detail::private_sweep<T> own_sweep;
   detail::run_in_grad_mode(request, create_graph);
 
-  std::vector<std::optional<typename XA::grad>> out;
+  auto out = detail::gradient_list_access::make<typename XA::grad>("autograd::grad", "allow_unused",
+                                                                   detail::input_names(inputs));
   out.reserve(xlist.size());
   for (auto const& x : xlist) {
     bool connected = false;
     typename XA::grad g = detail::read_adjoints<XA>(tp, x, create_graph, connected);
     if (!connected && !allow_unused)
       throw value_error(
-          "adx: autograd::grad: One of the differentiated Tensors appears to not have been used in the graph. Set "
-          "allow_unused=True if this is the desired behavior.");
+          "adx: autograd::grad: One of the differentiated Tensors appears to not have been used in the graph. Pass "
+          "{.allow_unused = true} (positional form: true as the sixth argument) if this is the desired behavior.");
     if (connected)
       out.emplace_back(std::move(g));
     else
@@ -472,11 +451,11 @@ auto grad(Y const& outputs, X const& inputs,
 /// may be empty for one-element outputs) into .grad() of every parameter the sweep reaches, or
 /// only of `inputs`. Parameters the sweep does not reach keep their .grad() (torch's None stays
 /// None). retain_graph and create_graph as for autograd::grad.
-template <class Y>
-void backward(Y const& tensors,
-              std::vector<typename detail::active_of<detail::list_item_t<Y>>::grad> const& grad_tensors = {},
-              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false) {
+template <class Y, detail::grad_weights<Y> W = std::vector<detail::grad_of_t<Y>>>
+void backward(Y const& tensors, W const& grad_tensors_given = {}, std::optional<bool> retain_graph = std::nullopt,
+              bool create_graph = false) {
   using T = value_type_t<typename detail::active_of<detail::list_item_t<Y>>::element>;
+  std::vector<detail::grad_of_t<Y>> const& grad_tensors = grad_tensors_given;
   detail::backward_impl(tensors, grad_tensors, retain_graph, create_graph, detail::parameter_registry<T>::leaves(),
                         false);
 }
@@ -490,6 +469,26 @@ void backward(Y const& tensors,
     if (std::none_of(leaves.begin(), leaves.end(), [&](auto* q) { return q->same_leaf(r.get()); }))
       leaves.push_back(&r.get());
   detail::backward_impl(tensors, grad_tensors, retain_graph, create_graph, leaves, true);
+}
+
+// The options forms (gradients_options.hpp: which form a braced list picks). Each is the
+// positional call with the options' fields in order.
+
+/// torch.autograd.grad with its keyword arguments as one aggregate:
+/// autograd::grad(y, xs, {.grad_outputs = {g}, .create_graph = true, .allow_unused = true}).
+template <class Y, class X, std::same_as<detail::grad_of_t<Y>> G = detail::grad_of_t<Y>>
+auto grad(Y const& outputs, X const& inputs, grad_options<G> const& options) {
+  return autograd::grad(outputs, inputs, options.grad_outputs, options.retain_graph, options.create_graph,
+                        options.allow_unused);
+}
+/// torch.autograd.backward with its keyword arguments as one aggregate:
+/// autograd::backward(loss, {.retain_graph = true, .inputs = net.trainable_params()}).
+template <class Y, std::same_as<detail::grad_of_t<Y>> G = detail::grad_of_t<Y>>
+void backward(Y const& tensors, backward_options<G> const& options) {
+  if (options.inputs)
+    autograd::backward(tensors, options.grad_tensors, options.retain_graph, options.create_graph, *options.inputs);
+  else
+    autograd::backward(tensors, options.grad_tensors, options.retain_graph, options.create_graph);
 }
 
 }  // namespace autograd

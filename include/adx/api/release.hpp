@@ -20,9 +20,9 @@ namespace adx::detail {
 [[noreturn]] inline void throw_released() {
   throw gradient_error(
       "adx: Trying to backward through the graph a second time (or directly access saved tensors after they have "
-      "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
-      "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
-      "you need to access saved tensors after calling backward.");
+      "already been freed). Saved intermediate values of the graph are freed when you call autograd::backward() or "
+      "autograd::grad(). Pass {.retain_graph = true} (positional form: true as retain_graph) if you need to "
+      "backward through the graph a second time or if you need to access saved tensors after calling backward.");
 }
 
 /// Applies torch's release rule after the last sweep of tp (one that tracked reachability). The operations
