@@ -39,6 +39,8 @@ CASES = {
                  lambda x: torch.gather(x, 1, torch.tensor([[0, 0], [3, 1], [2, 2]]))),
     "gather_0": (X34, {"op": "gather", "axis": 0, "index": [[2, 0, 1, 1], [2, 2, 0, 1]]},
                  lambda x: torch.gather(x, 0, torch.tensor([[2, 0, 1, 1], [2, 2, 0, 1]]))),
+    "scatter_add": (X34, {"op": "scatter_add", "axis": 1, "index": [[0, 0], [3, 1], [2, 0]]},
+                    lambda x: torch.scatter_add(x, 1, torch.tensor([[0, 0], [3, 1], [2, 0]]), (x * x)[:, :2])),
     "masked_fill": (X34, {"op": "masked_fill", "mask": [[True, False, False, True]], "value": -2.0},
                     lambda x: x.masked_fill(torch.tensor([[True, False, False, True]]), -2.0)),
     "pad_constant": (X34, {"op": "pad", "pads": [1, 2, 0, 1], "mode": "constant", "value": 0.5},

@@ -56,6 +56,8 @@ tensor<S> apply(nlohmann::json const& c, tensor<S> const& x) {
   if (op == "take") return take(x, index_tensor<long>(c["indices"]));
   if (op == "index_select") return index_select(x, c["axis"].get<long>(), c["indices"].get<std::vector<long>>());
   if (op == "gather") return gather(x, c["axis"].get<long>(), index_tensor<long>(c["index"]));
+  if (op == "scatter_add")  // the source is (x * x)[:, :2], so that what it adds is not linear in x
+    return scatter_add(x, c["axis"].get<long>(), index_tensor<long>(c["index"]), tensor<S>(eval(x * x)).slice(1, 0, 2));
   if (op == "masked_fill") return masked_fill(x, mask_tensor(c["mask"]), c["value"].get<double>());
   if (op == "pad") {
     std::string const mode = c["mode"];
@@ -212,6 +214,9 @@ TEST_CASE("indexing and scans: their errors name the operation, the index and th
   CHECK_THROWS_WITH_AS(gather(x, 0, tensor<long>{1, 0}),
                        "adx: gather: the index must have the input's rank (shapes [2, 3] and [2])", shape_error);
   CHECK_THROWS_AS(gather(x, 0, tensor<long>{{2, 0, 0}}), shape_error);
+  CHECK_THROWS_WITH_AS(scatter_add(x, 1, tensor<long>{{0, 3}}, x),
+                       "adx: scatter_add: index 3 is out of range for an extent of 3 (shape [2, 3])", shape_error);
+  CHECK_THROWS_AS(scatter_add(x, 0, tensor<long>{{0, 1, 0, 1}}, x), shape_error);
   CHECK_THROWS_WITH_AS(masked_fill(x, tensor<bool>(shape{3, 3}), 0.0),
                        "adx: masked_fill: shapes cannot be broadcast together (shapes [2, 3] and [3, 3])", shape_error);
   CHECK_THROWS_WITH_AS(pad(x, {3, 0}, pad_mode::reflect),

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 // adx: picking elements by index, as torch does: take, index_select, gather, masked_fill, pad
-// (constant, reflect, replicate), sort and topk (their values), argmax and argmin, one_hot.
+// (constant, reflect, replicate), sort and topk (their values), argmax and argmin, one_hot; and
+// scatter_add, gather's adjoint.
 //
-// Each result element is a source element or a constant, so the result of a tensor of AD
-// scalars holds the same variables (or duals) as its source: the derivative of an element with
-// respect to the element it was picked from is one, and a source element picked twice gathers
-// the adjoints of both (torch's scatter-add in the backward pass of gather). No tape node is
-// needed, and every mode and nesting level differentiates them. Indices are never
-// differentiable: argmax, argmin and the index halves of sort and topk are tensor<long>.
+// Each element a pick returns is a source element or a constant, so the result of a tensor of
+// AD scalars holds the same variables (or duals) as its source: the derivative of an element
+// with respect to the element it was picked from is one, and a source element picked twice
+// gathers the adjoints of both (torch's scatter-add in the backward pass of gather). No tape
+// node is needed, and every mode and nesting level differentiates them. scatter_add adds with
+// the element type's own arithmetic. Indices are never differentiable: argmax, argmin and the
+// index halves of sort and topk are tensor<long>.
 //
 // Indices are tensors of an integral type (tensor<long>, tensor<int>, ...) or std::vectors of
 // one; an index outside its axis is a shape_error naming the operation, the index and the axis.
@@ -171,6 +173,39 @@ tensor<S> gather(tensor<S> const& x, long axis, tensor<I> const& index) {
     src[k] = s;
   });
   return detail::pick(x, index.shape(), src);
+}
+
+/// x with the elements of src added at the positions index gives along axis
+/// (torch.scatter_add): for each position of index, out[..., index[...], ...] += src[...] with
+/// the index replacing the position on axis. index has x's rank, extents no larger than src's,
+/// nor than x's off the axis. Each addition is one operation of the element type, in index
+/// order, so the gradient reaches x (one) and every src element used (one).
+template <class S, std::integral I>
+tensor<S> scatter_add(tensor<S> const& x, long axis, tensor<I> const& index, tensor<S> const& src) {
+  std::size_t const ax = detail::normalize_axis("scatter_add", axis, x.shape());
+  if (index.rank() != x.rank() || src.rank() != x.rank())
+    detail::throw_shape_error("scatter_add", "the index and the source must have the input's rank", x.shape(),
+                              index.shape(), src.shape());
+  for (std::size_t d = 0; d < x.rank(); ++d)
+    if (index.shape()[d] > src.shape()[d] || (d != ax && index.shape()[d] > x.shape()[d]))
+      detail::throw_shape_error("scatter_add",
+                                "the index is larger than the source, or than the input off axis " + std::to_string(ax),
+                                x.shape(), index.shape(), src.shape());
+  auto const xs = x.shape().strides(), ss = src.shape().strides();
+  tensor<S> out = x;
+  S* o = out.data();
+  S const* e = src.data();
+  detail::for_each_index(index.shape(), [&](std::size_t k, std::vector<std::size_t> const& at) {
+    std::size_t dest = 0, from = 0;
+    for (std::size_t d = 0; d < at.size(); ++d) {
+      dest +=
+          (d == ax ? detail::checked_index("scatter_add", index.data()[k], x.shape()[ax], false, x.shape()) : at[d]) *
+          xs[d];
+      from += at[d] * ss[d];
+    }
+    o[dest] = S(o[dest] + e[from]);
+  });
+  return out;
 }
 
 /// x with the elements where mask holds replaced by the constant `value` (torch.masked_fill);
