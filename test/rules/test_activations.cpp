@@ -1,6 +1,6 @@
-// The activation functions (rules/activation.hpp) against PyTorch 1.13: the value and the first
-// two derivatives at points from -1000 to 1000 and NaN, edges included (0, -0, the softplus
-// threshold, relu6's 0 and 6, logit's 0 and 1), in every mode and nesting
+// The activation functions (rules/activation.hpp) and erfinv against PyTorch 1.13: the value and
+// the first two derivatives at points from -1000 to 1000 and NaN, edges included (0, -0, the
+// softplus threshold, relu6's 0 and 6, logit's 0 and 1, erfinv's -1 and 1), in every mode and nesting
 // (test/reference/activations.json, made by gen_activations.py), and elementwise over tensors. The generic rule tests
 // (test_rules_unary.cpp) take them too: every order against finite differences, and every
 // nesting level's first derivative the same.
@@ -60,7 +60,8 @@ double second_derivative(std::string const& name, double x0) {
   return std::nan("");
 }
 
-/// Each point of `name`: value and d1 as torch's, d2 as second_derivative's (torch's for mish),
+/// Each point of `name`: value and d1 as torch's, d2 as second_derivative's (torch's for mish,
+/// gelu_tanh and erfinv),
 /// in every mode that reaches the order. sinc's d1 for |pi x| < 0.1 is its series -pi u/3 + ...
 /// (torch's cancels there).
 template <class F>
@@ -70,7 +71,10 @@ int check_function(std::string const& name, F const& f) {
     if (c["function"] != name) continue;
     double const x0 = number(c["x"]);
     double want[3] = {number(c["value"]), number(c["d1"]), number(c["d2"])};
-    if (name != "mish") want[2] = second_derivative(name, x0);
+    // gelu_tanh beyond |x| = 1.3e154, where torch's derivative is 0 * inf = NaN: 1 or 0
+    // (docs/derivative_rules.md)
+    if (name == "gelu_tanh" && std::abs(x0) > 1.3e154 && std::isfinite(x0)) want[1] = x0 > 0 ? 1 : 0, want[2] = 0;
+    if (name != "mish" && name != "gelu_tanh" && name != "erfinv") want[2] = second_derivative(name, x0);
     bool const d2_overflows = std::isinf(want[2]);  // logit at 0, 1, 1e-300: NaN as torch's, or inf
     if (name == "sinc" && std::abs(x0) < 0.01) {
       L const pi = std::numbers::pi_v<L>, u = pi * x0;
@@ -92,8 +96,10 @@ int check_function(std::string const& name, F const& f) {
         INFO(name << " x = " << x0 << " d" << k << " mode " << mode << ": got " << std::setprecision(17) << m.d[k]
                   << " want " << want[k]);
         // d2: its formulas cancel where the function flattens (1 - 2 sigmoid near 0, 1 - sigmoid
-        // above 15), in adx and torch alike: a few units of 1e-16 absolute
-        CHECK(close(m.d[k], want[k], k < 2 ? 1e-13 : 1e-10, k < 2 ? 1e-300 : 1e-15));
+        // above 15), in adx and torch alike: a few units of 1e-16 absolute; gelu_tanh'' takes
+        // tanh's derivative 1 - tanh^2, which cancels as tanh nears 1 (x = 6: 2e-15)
+        double const d2_atol = name == "gelu_tanh" ? 1e-14 : 1e-15;
+        CHECK(close(m.d[k], want[k], k < 2 ? 1e-13 : 1e-10, k < 2 ? 1e-300 : d2_atol));
       }
     }
     ++points;
@@ -115,6 +121,8 @@ TEST_CASE("activations: value, first and second derivative as PyTorch 1.13's, ed
   points += check_function("sinc", [](auto const& x) { return sinc(x); });
   points += check_function("relu6", [](auto const& x) { return relu6(x); });
   points += check_function("selu", [](auto const& x) { return selu(x); });
+  points += check_function("gelu_tanh", [](auto const& x) { return gelu_tanh(x); });
+  points += check_function("erfinv", [](auto const& x) { return erfinv(x); });
   CHECK(points == static_cast<int>(activations()["cases"].size()));
 }
 

@@ -47,3 +47,16 @@ TEST_CASE("rules: the joined lists hold each family's rules once") {
   CHECK(mp_contains<adx::all_binary_rules, adx::detail::atan2_rule>::value);
   CHECK(mp_contains<adx::all_ternary_rules, adx::detail::clamp_rule>::value);
 }
+
+TEST_CASE("rules: each rule with constant parameters is in the unary list at its defaults") {
+  // so that the generic harnesses, which take all_unary_rules, test it
+  using namespace boost::mp11;
+  int rules = 0;
+  mp_for_each<adx::activation_parameterised_rules>([&](auto rule) {
+    using Rule = decltype(rule);
+    INFO(Rule::name);
+    CHECK(mp_contains<adx::all_unary_rules, adx::detail::at_defaults<Rule>>::value);
+    ++rules;
+  });
+  CHECK(rules == 4);
+}

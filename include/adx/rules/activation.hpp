@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: MIT
 // adx: the activation functions of neural networks, sigmoid, logsigmoid, softplus, silu, mish,
-// gelu, relu6, selu, and logit and sinc: rules and entry points, as in the other rule headers
-// (rule_support.hpp says what a rule is). Each value and partial is the formula PyTorch 1.13's
-// CPU kernels use (torch.sigmoid, F.logsigmoid, F.softplus with beta 1 and threshold 20, F.silu,
-// F.mish, F.gelu without approximation, F.relu6, F.selu, torch.logit without eps, torch.sinc), so that values
-// and derivatives agree with torch's to the last bit or two, edges included
-// (docs/derivative_rules.md).
+// gelu, gelu_tanh, relu6, selu, leaky_relu, elu, hardtanh, and logit and sinc: rules and entry
+// points, as in the other rule headers (rule_support.hpp says what a rule is). Each value and
+// partial is the formula PyTorch 1.13's CPU kernels use (torch.sigmoid, F.logsigmoid,
+// F.softplus, F.silu, F.mish, F.gelu, F.relu6, F.selu, F.leaky_relu, F.elu, F.hardtanh,
+// torch.logit without eps, torch.sinc), so that values and derivatives agree with torch's to the
+// last bit or two, edges included (docs/derivative_rules.md).
+//
+// torch's float arguments (leaky_relu's negative_slope, elu's alpha, hardtanh's min_val and
+// max_val, softplus's beta and threshold) are constant operands of the rule after x, plain
+// numbers with torch's defaults (rule_support.hpp says how every mode and tensors take them).
+// F.gelu(x, approximate='tanh') is gelu_tanh(x): another formula with its own derivative, so
+// its own rule and name; a run-time argument could not choose between two rules (each is a
+// different node type) without putting both formulas in one rule behind a branch per element.
 #pragma once
 
+#include <array>
 #include <boost/mp11/list.hpp>
 #include <cmath>
 #include <cstddef>
@@ -33,25 +41,6 @@ T stable_sigmoid(X const& x) {
   }
   return 1 / (1 + exp(-x));
 }
-
-/// The value of Rule, for every rule of this file: on a plain number, Rule::plain of it as a
-/// floating-point number (an int as a double); on an AD number (a nested level, as in
-/// var<var<double>>), Rule itself one level down, so that the level below differentiates it by
-/// Rule's partial. The formula differentiated by the chain rule would disagree at the edges:
-/// sigmoid's 1/(1 + e^-x) at x = -1e300 has the derivative -(1/inf^2) (-inf) = NaN where the
-/// partial gives 0.
-template <class Rule>
-struct value_by_level {
-  template <class X>
-  static auto value(X const& x) {
-    if constexpr (ad_operand<X>)
-      return make_expr<Rule>(x);
-    else if constexpr (std::is_floating_point_v<X>)
-      return Rule::plain(x);
-    else
-      return Rule::plain(static_cast<double>(x));
-  }
-};
 
 // r = 1/(1 + e^-x); d = r (1 - r)
 struct sigmoid_rule : value_by_level<sigmoid_rule> {
@@ -89,21 +78,23 @@ struct logsigmoid_rule : value_by_level<logsigmoid_rule> {
   }
 };
 
-// r = log1p(e^x), x itself above 20; d = e^x/(e^x + 1), 1 above 20
+// r = log1p(e^(b x))/b, x itself where b x > t; d = e^(b x)/(e^(b x) + 1), 1 where b x > t
 struct softplus_rule : value_by_level<softplus_rule> {
   static constexpr char const* name = "softplus";
-  static constexpr double threshold = 20;  ///< torch's default (beta 1)
+  static constexpr std::array<double, 2> defaults{1, 20};  ///< beta, threshold (torch's)
   template <class R>
-  static R plain(R v) {
+  static R plain(R v, R beta, R threshold) {
     using std::exp;
     using std::log1p;
-    return v > threshold ? v : log1p(exp(v));
+    return v * beta > threshold ? v : log1p(exp(v * beta)) / beta;
   }
-  template <std::size_t, class X, class T>
-  static T partial(X const& x, T const&) {
+  /// NaN: e^NaN/(e^NaN + 1) = NaN, as torch (its value is NaN too).
+  template <std::size_t I, class X, class B, class H, class T>
+  static T partial(X const& x, B const& beta, H const& threshold, T const&) {
     using std::exp;
-    if (primal_of(x) > threshold) return cst<T>(1);
-    T const z = exp(x);
+    parameter_has_no_partial<I>();
+    if (primal_of(x) * beta > threshold) return cst<T>(1);
+    T const z = exp(x * beta);
     return z / (z + 1);
   }
 };
@@ -163,6 +154,38 @@ struct gelu_rule : value_by_level<gelu_rule> {
     T const cdf = R(0.5) * (1 + erf(x * sqrt1_2<R>));
     T const pdf = alpha * exp(R(-0.5) * x * x);
     return cdf + x * pdf;
+  }
+};
+
+// r = x (1 + t)/2, t = tanh(k (x + c x^3)), k = sqrt(2/pi), c = 0.044715;
+// d = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3 c x^2)
+struct gelu_tanh_rule : value_by_level<gelu_tanh_rule> {
+  static constexpr char const* name = "gelu_tanh";
+  static constexpr double sqrt_2_over_pi = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  ///< torch's kBeta
+  template <class R>
+  static constexpr R k = R(sqrt_2_over_pi);
+  template <class R>
+  static constexpr R c = R(0.044715);
+  template <class R>
+  static R plain(R v) {
+    using std::tanh;
+    R const inner = k<R> * (v + c<R> * (v * v * v));
+    return R(0.5) * v * (1 + tanh(inner));  // -inf: -inf * 0 = NaN, as torch
+  }
+  /// torch's formula, with 1 - t^2 as (1 - t)(1 + t): torch's kernel (built for AVX2) computes
+  /// it with one fused multiply-add, 1 - t^2 rounded once, which (1 - t)(1 + t) matches to an ulp,
+  /// where 1 - t * t would differ by up to 1e-9 relative towards x = -5. Beyond |x| = 10 (where
+  /// t is +-1 to the last bit and the formula gives exactly 1 or 0) the constant, which the
+  /// formula turns into 0 * inf = NaN once x^2 overflows (|x| > 1.3e154).
+  template <std::size_t, class X, class T>
+  static T partial(X const& x, T const&) {
+    using std::tanh;
+    using R = innermost_t<T>;
+    auto const p = primal_of(x);
+    if (std::abs(p) > 10) return cst<T>(p > 0 ? 1 : 0);
+    T const x2 = x * x;
+    T const t = tanh(k<R> * (x + c<R> * (x2 * x)));
+    return R(0.5) * (1 + t) + R(0.5) * x * ((1 - t) * (1 + t)) * (k<R> * (1 + R(3) * c<R> * x2));
   }
 };
 
@@ -250,26 +273,116 @@ struct selu_rule : value_by_level<selu_rule> {
   }
 };
 
+// ---- with constant parameters (rule_support.hpp: operands after x, plain numbers) ----------
+
+// r = x above 0, s x at and below 0; d = 1, or s (at 0 too); NaN: r NaN, d s
+struct leaky_relu_rule : value_by_level<leaky_relu_rule> {
+  static constexpr char const* name = "leaky_relu";
+  static constexpr std::array<double, 1> defaults{0.01};  ///< negative_slope (torch's)
+  template <class R>
+  static R plain(R v, R slope) {
+    return v > 0 ? v : v * slope;
+  }
+  template <std::size_t I, class X, class S, class T>
+  static T partial(X const& x, S const& slope, T const&) {
+    parameter_has_no_partial<I>();
+    return cst<T>(primal_of(x) > 0 ? S(1) : slope);
+  }
+};
+
+// r = x above 0, a (e^x - 1) at and below 0; d = 1, or a e^x (at 0 too); NaN: r NaN, d 1
+struct elu_rule : value_by_level<elu_rule> {
+  static constexpr char const* name = "elu";
+  static constexpr std::array<double, 1> defaults{1};  ///< alpha (torch's)
+  template <class R>
+  static R plain(R v, R alpha) {
+    using std::exp;
+    return v <= 0 ? (exp(v) - 1) * alpha : v;  // torch's elu kernel (scale and input_scale 1)
+  }
+  template <std::size_t I, class X, class A, class T>
+  static T partial(X const& x, A const& alpha, T const&) {
+    using std::exp;
+    parameter_has_no_partial<I>();
+    if (primal_of(x) <= 0) return alpha * exp(x);
+    return cst<T>(1);
+  }
+};
+
+// r = min(max(x, lo), hi); d = 1 inside (lo, hi), 0 at and beyond the bounds; NaN: r NaN, d 1
+struct hardtanh_rule : value_by_level<hardtanh_rule> {
+  static constexpr char const* name = "hardtanh";
+  static constexpr std::array<double, 2> defaults{-1, 1};  ///< min_val, max_val (torch's)
+  template <class R>
+  static R plain(R v, R lo, R hi) {
+    R const m = v < lo ? lo : v;  // torch's clamp kernel: std::min(std::max(v, lo), hi), so hi if lo > hi
+    return hi < m ? hi : m;
+  }
+  template <std::size_t I, class X, class L, class H, class T>
+  static T partial(X const& x, L const& lo, H const& hi, T const&) {
+    parameter_has_no_partial<I>();
+    auto const v = primal_of(x);
+    return cst<T>(v <= lo || v >= hi ? 0 : 1);  // torch's hardtanh_backward
+  }
+};
+
 }  // namespace detail
 
 #include "adx/rules/entry_macros.hpp"  // ADX_UNARY_ENTRY and friends, until entry_macros_end.hpp
 ADX_OWN_UNARY_ENTRY(sigmoid, sigmoid_rule)
 ADX_OWN_UNARY_ENTRY(logsigmoid, logsigmoid_rule)
-ADX_OWN_UNARY_ENTRY(softplus, softplus_rule)
 ADX_OWN_UNARY_ENTRY(silu, silu_rule)
 ADX_OWN_UNARY_ENTRY(mish, mish_rule)
 ADX_OWN_UNARY_ENTRY(gelu, gelu_rule)
+ADX_OWN_UNARY_ENTRY(gelu_tanh, gelu_tanh_rule)
 ADX_OWN_UNARY_ENTRY(logit, logit_rule)
 ADX_OWN_UNARY_ENTRY(sinc, sinc_rule)
 ADX_OWN_UNARY_ENTRY(relu6, relu6_rule)
 ADX_OWN_UNARY_ENTRY(selu, selu_rule)
 #include "adx/rules/entry_macros_end.hpp"
 
-/// The unary rules of this file (adx/rules.hpp lists them all).
+// The functions with constant parameters: plain numbers (rule_support.hpp), converted to x's
+// number type, with torch's defaults; over AD numbers of every mode and elementwise over tensors.
+
+/// torch.nn.functional.leaky_relu(x, negative_slope): x above 0, negative_slope * x at and below.
+template <class X, class S = double>
+requires rule_operand<X> || tensor_operand<X>
+auto leaky_relu(X&& x, S negative_slope = detail::leaky_relu_rule::defaults[0]) {
+  return detail::make_with_parameters<detail::leaky_relu_rule>(std::forward<X>(x), negative_slope);
+}
+/// torch.nn.functional.elu(x, alpha): x above 0, alpha (e^x - 1) at and below.
+template <class X, class A = double>
+requires rule_operand<X> || tensor_operand<X>
+auto elu(X&& x, A alpha = detail::elu_rule::defaults[0]) {
+  return detail::make_with_parameters<detail::elu_rule>(std::forward<X>(x), alpha);
+}
+/// torch.nn.functional.hardtanh(x, min_val, max_val): x clamped to [min_val, max_val], with
+/// derivative 1 strictly inside only.
+template <class X, class L = double, class H = double>
+requires rule_operand<X> || tensor_operand<X>
+auto hardtanh(X&& x, L min_val = detail::hardtanh_rule::defaults[0], H max_val = detail::hardtanh_rule::defaults[1]) {
+  return detail::make_with_parameters<detail::hardtanh_rule>(std::forward<X>(x), min_val, max_val);
+}
+/// torch.nn.functional.softplus(x, beta, threshold): log(1 + e^(beta x))/beta, and x itself
+/// where beta x > threshold.
+template <class X, class B = double, class H = double>
+requires rule_operand<X> || tensor_operand<X>
+auto softplus(X&& x, B beta = detail::softplus_rule::defaults[0], H threshold = detail::softplus_rule::defaults[1]) {
+  return detail::make_with_parameters<detail::softplus_rule>(std::forward<X>(x), beta, threshold);
+}
+
+/// The rules of this file with constant parameters (each with its `defaults`).
+using activation_parameterised_rules =
+    boost::mp11::mp_list<detail::leaky_relu_rule, detail::elu_rule, detail::hardtanh_rule, detail::softplus_rule>;
+static_assert(detail::parameterised_rules_conform(activation_parameterised_rules{}));
+
+/// The unary rules of this file (adx/rules.hpp lists them all), with the parameterised ones at
+/// their defaults.
 using activation_unary_rules =
-    boost::mp11::mp_list<detail::sigmoid_rule, detail::logsigmoid_rule, detail::softplus_rule, detail::silu_rule,
-                         detail::mish_rule, detail::gelu_rule, detail::logit_rule, detail::sinc_rule,
-                         detail::relu6_rule, detail::selu_rule>;
+    boost::mp11::mp_list<detail::sigmoid_rule, detail::logsigmoid_rule, detail::silu_rule, detail::mish_rule,
+                         detail::gelu_rule, detail::gelu_tanh_rule, detail::logit_rule, detail::sinc_rule,
+                         detail::relu6_rule, detail::selu_rule, detail::at_defaults<detail::leaky_relu_rule>,
+                         detail::at_defaults<detail::elu_rule>, detail::at_defaults<detail::hardtanh_rule>,
+                         detail::at_defaults<detail::softplus_rule>>;
 static_assert(detail::rules_conform<1>(activation_unary_rules{}));
 
 }  // namespace adx

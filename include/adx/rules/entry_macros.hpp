@@ -38,3 +38,11 @@
   template <class X, class Y>                                                                                         \
   requires tensor_operands2<X, Y> && detail::elementwise_call<detail::rule, Y>                                        \
   auto fn(X&& x, Y&& y) { return detail::make_tensor_expr<detail::rule>(std::forward<X>(x), std::forward<Y>(y)); }
+// A two-argument function of adx's own (<cmath> has none): also over two plain numbers, which it
+// evaluates at once (as ADX_OWN_UNARY_ENTRY does).
+#define ADX_OWN_BINARY_ENTRY(fn, rule)            \
+  ADX_BINARY_ENTRY(fn, rule)                      \
+  template <arithmetic X, arithmetic Y>           \
+  constexpr auto fn(X x, Y y) {                   \
+    return detail::make_expr<detail::rule>(x, y); \
+  }

@@ -15,6 +15,18 @@
 // has in a vector form, says `static constexpr bool lanes = true`: tensor loops over double may
 // then compute it several elements at a time (tensor/lanes.hpp) with these same formulas.
 //
+// Constant parameters (torch's float arguments: leaky_relu's negative_slope, elu's alpha,
+// hardtanh's bounds, softplus's beta and threshold) are operands of the rule after x, so that a
+// parameterised function is an ordinary rule of arity 1 + K and the expression node, every mode
+// and the fused tensor loops take it unchanged. Its entry point admits plain numbers only there
+// (make_with_parameters below): a plain operand is stored as a constant leaf, never active, so
+// the node never asks for its partial, and a rule's partial<I> for a parameter is a worded
+// compile error (parameter_has_no_partial). Over a tensor a parameter is a scalar operand that
+// every element reads. Such a rule lists its parameters' defaults, `static constexpr
+// std::array defaults` (torch's, which its entry point takes as default arguments), and
+// at_defaults<Rule> is the unary rule of x alone at them: that is what the family's unary list
+// holds, so every generic harness tests it; the reference tests take other parameters.
+//
 // Non-differentiable points (one rule each, the same in every mode and nesting level; they are
 // PyTorch 1.13's values but for the differences docs/derivative_rules.md lists):
 //   abs/fabs'(0) = 0 (sign)            sqrt'(0) = +inf, log'(0) = +inf
@@ -100,6 +112,107 @@ constexpr bool rules_conform(boost::mp11::mp_list<R...>) {
                 "adx: a rule of a rule list lacks `name`, value(x...) (or value_as<T>(x...)) or partial<I>(x..., r) "
                 "for one of its arguments: see rules/rule_support.hpp");
   return true;
+}
+
+/// The value of Rule for the rules that give `plain(v...)`, their formula over floating-point
+/// numbers: on plain numbers, Rule::plain of them as their common floating-point type (ints as
+/// double); with an AD operand (a nested level, as in var<var<double>>), Rule itself one level
+/// down, so that the level below differentiates it by Rule's partials. The formula
+/// differentiated by the chain rule would disagree at the edges: sigmoid's 1/(1 + e^-x) at
+/// x = -1e300 has the derivative -(1/inf^2) (-inf) = NaN where the partial gives 0.
+template <class Rule>
+struct value_by_level {
+  template <class... A>
+  static auto value(A const&... a) {
+    if constexpr ((ad_operand<A> || ...))
+      return make_expr<Rule>(a...);
+    else
+      return Rule::plain(static_cast<plain_result_t<A...>>(a)...);
+  }
+};
+
+// ---- rules with constant parameters (the comment atop this file) ----------------------------
+
+/// The plain number at the bottom of an operand: of its elements for a tensor (value_type) or a
+/// tensor expression (element_type).
+template <class X>
+struct operand_number {
+  using type = innermost_t<X>;
+};
+template <tensor_operand X>
+requires requires { typename std::remove_cvref_t<X>::value_type; }
+struct operand_number<X> {
+  using type = innermost_t<typename std::remove_cvref_t<X>::value_type>;
+};
+template <tensor_operand X>
+requires requires { typename std::remove_cvref_t<X>::element_type; }
+struct operand_number<X> {
+  using type = innermost_t<typename std::remove_cvref_t<X>::element_type>;
+};
+/// The number type of the constant parameters of a rule over x: x's own floating-point type,
+/// so that float stays float; double for integers.
+template <class X>
+using parameter_t = std::conditional_t<std::is_floating_point_v<typename operand_number<X>::type>,
+                                       typename operand_number<X>::type, double>;
+
+/// Called first by a parameterised rule's partial<I>: only x (operand 0) has one.
+template <std::size_t I>
+constexpr void parameter_has_no_partial() {
+  static_assert(I == 0,
+                "adx: a constant parameter of this rule (negative_slope, alpha, min_val, beta, ...) has no partial: "
+                "the rule's entry point takes a plain number there");
+}
+
+/// Rule with its constant parameters at Rule::defaults: a unary rule of x (adx/rules.hpp lists
+/// these, so that the generic harnesses test every parameterised rule).
+template <class Rule>
+struct at_defaults {
+  static constexpr char const* name = Rule::name;
+  template <class X>
+  static auto value(X const& x) {
+    return value_at(x, std::make_index_sequence<Rule::defaults.size()>{});
+  }
+  template <std::size_t I, class X, class T>
+  static T partial(X const& x, T const& r) {
+    return partial_at<I>(x, r, std::make_index_sequence<Rule::defaults.size()>{});
+  }
+
+ private:
+  template <class X, std::size_t... K>
+  static auto value_at(X const& x, std::index_sequence<K...>) {
+    return Rule::value(x, static_cast<parameter_t<X>>(Rule::defaults[K])...);
+  }
+  template <std::size_t I, class X, class T, std::size_t... K>
+  static T partial_at(X const& x, T const& r, std::index_sequence<K...>) {
+    return Rule::template partial<I>(x, static_cast<parameter_t<T>>(Rule::defaults[K])..., r);
+  }
+};
+
+/// True for a list of parameterised rules (each with `defaults` and the protocol's value and
+/// partials over x and its parameters); else a compile error.
+template <class... R>
+constexpr bool parameterised_rules_conform(boost::mp11::mp_list<R...>) {
+  static_assert((elementwise_rule<R, 1 + R::defaults.size()> && ...),
+                "adx: a parameterised rule lacks `name`, value(x, p...) or partial<0>(x, p..., r): see "
+                "rules/rule_support.hpp");
+  return true;
+}
+
+/// Rule over x and its constant parameters p: a node (or, over a tensor, an elementwise
+/// expression) whose parameter operands are plain numbers of x's type (parameter_t).
+template <class Rule, class X, class... P>
+auto make_with_parameters(X&& x, P const&... p) {
+  if constexpr (!(arithmetic<P> && ...)) {
+    static_assert(
+        (arithmetic<P> && ...),
+        "adx: the parameters of leaky_relu, elu, hardtanh and softplus (negative_slope, alpha, min_val and "
+        "max_val, beta and threshold) are plain numbers, as torch's float arguments: they have no derivative");
+    return 0;
+  } else if constexpr (tensor_operand<X>) {
+    return make_tensor_expr<Rule>(std::forward<X>(x), static_cast<parameter_t<X>>(p)...);
+  } else {
+    return make_expr<Rule>(std::forward<X>(x), static_cast<parameter_t<X>>(p)...);
+  }
 }
 }  // namespace detail
 
