@@ -11,6 +11,7 @@
 #include "adx/forward.hpp"
 #include "adx/nn/init.hpp"
 #include "adx/nn/layers.hpp"
+#include "adx/nn/loss.hpp"
 #include "adx/nn/module.hpp"
 #include "adx/nn/optim.hpp"
 #include "adx/nn/schedule.hpp"

@@ -126,6 +126,11 @@ TEST_CASE("nn::act: each activation module is its function") {
   same(nn::act::gelu{}, [](auto const& t) { return gelu(t); });
   same(nn::act::relu6{}, [](auto const& t) { return relu6(t); });
   same(nn::act::selu{}, [](auto const& t) { return selu(t); });
+  same(nn::act::gelu_tanh{}, [](auto const& t) { return gelu_tanh(t); });
+  same(nn::act::leaky_relu{0.2}, [](auto const& t) { return leaky_relu(t, 0.2); });
+  same(nn::act::elu{}, [](auto const& t) { return elu(t, 1.0); });
+  same(nn::act::hardtanh{-0.5, 2.0}, [](auto const& t) { return hardtanh(t, -0.5, 2.0); });
+  CHECK(eval(nn::act::leaky_relu{0.2}(x))(0) == -0.4);  // not the default slope
   tensor<double> const m{{1.0, 2.0}, {0.5, -1.0}};
   tensor<double> const by_rows = eval(nn::act::softmax{0}(m)), want = eval(softmax(m, 0));
   for (std::size_t i = 0; i < 4; ++i) CHECK(by_rows.data()[i] == want.data()[i]);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // adx: a few building blocks for small networks, written with the public tensor operations so
-// that they differentiate in every mode: a dense (fully connected) layer and two losses.
+// that they differentiate in every mode: a dense (fully connected) layer (the losses are in
+// nn/loss.hpp).
 #pragma once
 
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "adx/api/parameter.hpp"
 #include "adx/nn/init.hpp"
+#include "adx/nn/loss.hpp"
 #include "adx/tensor/elementwise.hpp"
 #include "adx/tensor/linalg.hpp"
 #include "adx/tensor/reduce.hpp"
@@ -71,20 +73,5 @@ class dense {
  private:
   bool has_bias_;
 };
-
-/// The mean of the squared differences (MindSpore's nn.MSELoss and torch's mse_loss with
-/// reduction "mean"); the shapes broadcast.
-template <tensor_operand P, class L>
-auto mse_loss(P const& prediction, L const& target) {
-  auto const d = eval(prediction - target);
-  return mean(d * d);
-}
-
-/// Softmax cross-entropy of logits [N, C] against target probabilities [N, C] (one-hot or
-/// soft labels), averaged over the batch: mean_n(-sum_c target * log_softmax(logits)).
-template <tensor_operand X, tensor_operand L>
-auto softmax_cross_entropy(X const& logits, L const& target) {
-  return -mean(sum(target * log_softmax(logits, -1), -1));
-}
 
 }  // namespace adx::nn

@@ -126,6 +126,42 @@ struct selu {
   }
 };
 
+/// torch's nn.GELU(approximate='tanh'): adx::gelu_tanh of its argument.
+struct gelu_tanh {
+  /// gelu_tanh(x), for a tensor, an expression or a scalar
+  template <class X>
+  auto operator()(X const& x) const {
+    return adx::gelu_tanh(x);
+  }
+};
+/// torch's nn.LeakyReLU(negative_slope).
+struct leaky_relu {
+  double negative_slope = 0.01;  ///< the slope below 0
+  /// adx::leaky_relu(x, negative_slope)
+  template <class X>
+  auto operator()(X const& x) const {
+    return adx::leaky_relu(x, negative_slope);
+  }
+};
+/// torch's nn.ELU(alpha).
+struct elu {
+  double alpha = 1.0;  ///< the scale of e^x - 1 below 0
+  /// adx::elu(x, alpha)
+  template <class X>
+  auto operator()(X const& x) const {
+    return adx::elu(x, alpha);
+  }
+};
+/// torch's nn.Hardtanh(min_val, max_val).
+struct hardtanh {
+  double min_val = -1.0;  ///< the lower bound
+  double max_val = 1.0;   ///< the upper bound
+  /// adx::hardtanh(x, min_val, max_val)
+  template <class X>
+  auto operator()(X const& x) const {
+    return adx::hardtanh(x, min_val, max_val);
+  }
+};
 /// softmax along an axis (torch's nn.Softmax(dim)).
 struct softmax {
   long axis = -1;  ///< the axis the probabilities sum to one along
