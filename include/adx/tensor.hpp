@@ -4,6 +4,7 @@
 #pragma once
 #include "adx/rules.hpp"  // the gamma family (kept out of the internal headers)
 #include "adx/tensor/concat.hpp"
+#include "adx/tensor/conv.hpp"
 #include "adx/tensor/elementwise.hpp"
 #include "adx/tensor/gemm.hpp"
 #include "adx/tensor/indexing.hpp"

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+// adx: convolution and pooling, as torch.nn.functional's conv1d, conv2d, max_pool2d and
+// avg_pool2d (NCHW layout; stride, padding, dilation, groups; a bias).
+//
+// A convolution is a matrix product: the input's windows are picked into the rows of a matrix
+// (im2col, tensor/indexing.hpp's pick: each entry is an input element or the padding's zero)
+// and multiplied by the weight as a [out, in * kh * kw] matrix through matmul, one product per
+// group. Over var<double> and var<float> the product is one tape node whose forward pass and
+// both adjoints are GEMMs at tensor/gemm.hpp's dispatch point; the picked entries are the input's
+// own variables, so the product's adjoint of a window entry lands on the input element it came
+// from (col2im is the tape's accumulation). Over any other element type (dual, nested var) the
+// same product runs through the portable kernel, so second derivatives of a network's loss
+// (gradient penalties, Hessian-vector products) work. Pooling picks the windows the same way
+// and reduces each: max (the gradient to the first largest element of the window, the one
+// torch's indices name; the padding is -inf) or mean.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "adx/tensor/concat.hpp"
+#include "adx/tensor/elementwise.hpp"
+#include "adx/tensor/indexing.hpp"
+#include "adx/tensor/linalg.hpp"
+#include "adx/tensor/reduce.hpp"
+#include "adx/tensor/tensor.hpp"
+
+namespace adx {
+
+/// conv2d's options, torch's keywords: one number per spatial axis (height, width).
+struct conv2d_options {
+  std::array<std::size_t, 2> stride{1, 1};    ///< the step between windows
+  std::array<std::size_t, 2> padding{0, 0};   ///< zeros added on both sides
+  std::array<std::size_t, 2> dilation{1, 1};  ///< the step between a window's taps
+  std::size_t groups = 1;                     ///< channel groups convolved apart
+};
+
+/// conv1d's options, torch's keywords.
+struct conv1d_options {
+  std::size_t stride = 1;    ///< the step between windows
+  std::size_t padding = 0;   ///< zeros added on both sides
+  std::size_t dilation = 1;  ///< the step between a window's taps
+  std::size_t groups = 1;    ///< channel groups convolved apart
+};
+
+/// Pooling's options (torch's max_pool2d and avg_pool2d keywords; ceil_mode is false).
+struct pool2d_options {
+  std::array<std::size_t, 2> stride{0, 0};    ///< the step between windows; 0: the kernel size
+  std::array<std::size_t, 2> padding{0, 0};   ///< added on both sides (-inf for max, 0 for avg)
+  std::array<std::size_t, 2> dilation{1, 1};  ///< max_pool2d: the step between a window's taps
+  bool count_include_pad = true;              ///< avg_pool2d: the padding counts in the mean
+};
+
+namespace detail {
+
+/// The geometry of sliding a kh x kw window over the spatial axes of an [N, C, H, W] input.
+struct windows {
+  std::size_t n, c, h, w, kh, kw, oh, ow;
+  std::array<std::size_t, 2> stride, padding, dilation;
+
+  windows(char const* op, shape const& x, std::size_t kh_, std::size_t kw_, std::array<std::size_t, 2> st,
+          std::array<std::size_t, 2> pad, std::array<std::size_t, 2> dil)
+      : kh(kh_), kw(kw_), stride(st), padding(pad), dilation(dil) {
+    if (x.rank() != 4) throw_shape_error(op, "the input must be [batch, channels, height, width]", x);
+    n = x[0], c = x[1], h = x[2], w = x[3];
+    if (st[0] == 0 || st[1] == 0 || dil[0] == 0 || dil[1] == 0 || kh == 0 || kw == 0)
+      throw_shape_error(op, "the kernel, stride and dilation must be positive", x);
+    long const eh = static_cast<long>(h + 2 * pad[0]) - static_cast<long>(dil[0] * (kh - 1) + 1);
+    long const ew = static_cast<long>(w + 2 * pad[1]) - static_cast<long>(dil[1] * (kw - 1) + 1);
+    if (eh < 0 || ew < 0)
+      throw_shape_error(op,
+                        "the (dilated) kernel, " + std::to_string(dil[0] * (kh - 1) + 1) + " x " +
+                            std::to_string(dil[1] * (kw - 1) + 1) + ", is larger than the padded input",
+                        x);
+    oh = static_cast<std::size_t>(eh) / st[0] + 1;
+    ow = static_cast<std::size_t>(ew) / st[1] + 1;
+  }
+
+  /// The flat input position of tap (i, j) of window (y, x) of channel ch of sample b, or
+  /// no_source in the padding.
+  std::size_t source(std::size_t b, std::size_t ch, std::size_t y, std::size_t x, std::size_t i, std::size_t j) const {
+    long const r = static_cast<long>(y * stride[0] + i * dilation[0]) - static_cast<long>(padding[0]);
+    long const q = static_cast<long>(x * stride[1] + j * dilation[1]) - static_cast<long>(padding[1]);
+    if (r < 0 || q < 0 || r >= static_cast<long>(h) || q >= static_cast<long>(w)) return no_source;
+    return ((b * c + ch) * h + static_cast<std::size_t>(r)) * w + static_cast<std::size_t>(q);
+  }
+};
+
+/// im2col of channels [c0, c0 + cn): rows (b, y, x), columns (channel, i, j).
+template <class S>
+tensor<S> window_columns(tensor<S> const& x, windows const& g, std::size_t c0, std::size_t cn) {
+  std::size_t const cols = cn * g.kh * g.kw;
+  std::vector<std::size_t> src(g.n * g.oh * g.ow * cols);
+  std::size_t k = 0;
+  for (std::size_t b = 0; b < g.n; ++b)
+    for (std::size_t y = 0; y < g.oh; ++y)
+      for (std::size_t x0 = 0; x0 < g.ow; ++x0)
+        for (std::size_t ch = c0; ch < c0 + cn; ++ch)
+          for (std::size_t i = 0; i < g.kh; ++i)
+            for (std::size_t j = 0; j < g.kw; ++j) src[k++] = g.source(b, ch, y, x0, i, j);
+  return pick(x, shape{g.n * g.oh * g.ow, cols}, src);
+}
+
+/// The windows of every channel apart: rows (b, ch, y, x), columns (i, j); padding is `fill`.
+template <class S>
+tensor<S> pool_columns(tensor<S> const& x, windows const& g, double fill) {
+  std::size_t const cols = g.kh * g.kw;
+  std::vector<std::size_t> src(g.n * g.c * g.oh * g.ow * cols);
+  std::size_t k = 0;
+  for (std::size_t b = 0; b < g.n; ++b)
+    for (std::size_t ch = 0; ch < g.c; ++ch)
+      for (std::size_t y = 0; y < g.oh; ++y)
+        for (std::size_t x0 = 0; x0 < g.ow; ++x0)
+          for (std::size_t i = 0; i < g.kh; ++i)
+            for (std::size_t j = 0; j < g.kw; ++j) src[k++] = g.source(b, ch, y, x0, i, j);
+  return pick(x, shape{g.n * g.c * g.oh * g.ow, cols}, src, fill);
+}
+
+template <class SX, class SW>
+auto conv2d_product(tensor<SX> const& x, tensor<SW> const& w, conv2d_options const& o) {
+  if (w.rank() != 4) throw_shape_error("conv2d", "the weight must be [out, in / groups, kh, kw]", w.shape());
+  std::size_t const oc = w.shape()[0], groups = o.groups;
+  windows const g("conv2d", x.shape(), w.shape()[2], w.shape()[3], o.stride, o.padding, o.dilation);
+  if (groups == 0 || g.c % groups != 0 || oc % groups != 0 || w.shape()[1] * groups != g.c)
+    throw_shape_error("conv2d",
+                      "the channels (" + std::to_string(g.c) + " in, " + std::to_string(oc) +
+                          " out) and the weight's " + "in / groups do not fit groups = " + std::to_string(groups),
+                      x.shape(), w.shape());
+  std::size_t const cg = g.c / groups, og = oc / groups, taps = cg * g.kh * g.kw;
+  auto part = [&](std::size_t k) {
+    tensor<SW> const wk =
+        w.slice(0, static_cast<long>(k * og), static_cast<long>((k + 1) * og)).reshape(shape{og, taps});
+    return matmul(window_columns(x, g, k * cg, cg), wk.transpose());  // [n oh ow, og]
+  };
+  using R = decltype(part(0));
+  R rows = part(0);
+  if (groups > 1) {
+    std::vector<R> parts{rows};
+    for (std::size_t k = 1; k < groups; ++k) parts.push_back(part(k));
+    rows = concat(parts, 1);
+  }
+  return rows.reshape(shape{g.n, g.oh, g.ow, oc}).permute({0, 3, 1, 2});  // [n, oc, oh, ow]
+}
+
+}  // namespace detail
+
+/// The 2-D convolution (cross-correlation, as torch's) of x [N, C, H, W] with w [OC, C / groups,
+/// KH, KW]: [N, OC, OH, OW], OH = (H + 2 padding - dilation (KH - 1) - 1) / stride + 1. x and w
+/// are tensors or expressions, and may have different element types (numbers and a
+/// parameter's variables, say).
+template <tensor_operand X, tensor_operand W>
+auto conv2d(X const& x, W const& w, conv2d_options const& o = {}) {
+  return detail::conv2d_product(eval(x), eval(w), o);
+}
+
+/// conv2d plus a bias of shape [OC], added to every output position of its channel.
+template <tensor_operand X, tensor_operand W, class SB>
+auto conv2d(X const& x, W const& w, tensor<SB> const& bias, conv2d_options const& o = {}) {
+  auto const y = detail::conv2d_product(eval(x), eval(w), o);
+  if (bias.shape() != shape{y.shape()[1]})
+    detail::throw_shape_error("conv2d", "the bias must have one element per output channel", y.shape(), bias.shape());
+  using R = std::remove_cvref_t<decltype(eval(y + bias.reshape(shape{1, bias.size(), 1, 1})))>;
+  return R(eval(y + bias.reshape(shape{1, bias.size(), 1, 1})));
+}
+
+/// The 1-D convolution of x [N, C, L] with w [OC, C / groups, K] (and a bias [OC]): conv2d over
+/// a height of 1.
+template <tensor_operand X, tensor_operand W>
+auto conv1d(X const& xe, W const& we, conv1d_options const& o = {}) {
+  auto const x = eval(xe);
+  auto const w = eval(we);
+  if (x.rank() != 3) detail::throw_shape_error("conv1d", "the input must be [batch, channels, length]", x.shape());
+  if (w.rank() != 3) detail::throw_shape_error("conv1d", "the weight must be [out, in / groups, k]", w.shape());
+  shape const& xs = x.shape();
+  shape const& ws = w.shape();
+  auto const y = conv2d(x.reshape(shape{xs[0], xs[1], 1, xs[2]}), w.reshape(shape{ws[0], ws[1], 1, ws[2]}),
+                        conv2d_options{{1, o.stride}, {0, o.padding}, {1, o.dilation}, o.groups});
+  return y.reshape(shape{y.shape()[0], y.shape()[1], y.shape()[3]});
+}
+/// conv1d plus a bias of shape [OC].
+template <tensor_operand X, tensor_operand W, class SB>
+auto conv1d(X const& x, W const& w, tensor<SB> const& bias, conv1d_options const& o = {}) {
+  auto const y = conv1d(x, w, o);
+  if (bias.shape() != shape{y.shape()[1]})
+    detail::throw_shape_error("conv1d", "the bias must have one element per output channel", y.shape(), bias.shape());
+  using R = std::remove_cvref_t<decltype(eval(y + bias.reshape(shape{1, bias.size(), 1})))>;
+  return R(eval(y + bias.reshape(shape{1, bias.size(), 1})));
+}
+
+/// The largest element of each kh x kw window of every channel of x [N, C, H, W] (torch's
+/// max_pool2d): [N, C, OH, OW]. The padding is -inf; the gradient goes to the first largest
+/// element of each window.
+template <class S>
+tensor<S> max_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool2d_options const& o = {}) {
+  std::array<std::size_t, 2> const st{o.stride[0] ? o.stride[0] : kernel[0], o.stride[1] ? o.stride[1] : kernel[1]};
+  detail::windows const g("max_pool2d", x.shape(), kernel[0], kernel[1], st, o.padding, o.dilation);
+  if (2 * o.padding[0] > kernel[0] || 2 * o.padding[1] > kernel[1])
+    detail::throw_shape_error("max_pool2d", "the padding must be at most half the kernel", x.shape());
+  auto const cols = detail::pool_columns(x, g, -std::numeric_limits<double>::infinity());
+  return tensor<S>(max(cols, 1)).reshape(shape{g.n, g.c, g.oh, g.ow});
+}
+
+/// The mean of each kh x kw window of every channel of x [N, C, H, W] (torch's avg_pool2d):
+/// [N, C, OH, OW]. The padding is zeros, counted in the mean unless count_include_pad is false.
+template <class S>
+tensor<S> avg_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool2d_options const& o = {}) {
+  std::array<std::size_t, 2> const st{o.stride[0] ? o.stride[0] : kernel[0], o.stride[1] ? o.stride[1] : kernel[1]};
+  if (o.dilation != std::array<std::size_t, 2>{1, 1})
+    detail::throw_shape_error("avg_pool2d", "has no dilation (torch's neither)", x.shape());
+  detail::windows const g("avg_pool2d", x.shape(), kernel[0], kernel[1], st, o.padding, o.dilation);
+  if (2 * o.padding[0] > kernel[0] || 2 * o.padding[1] > kernel[1])
+    detail::throw_shape_error("avg_pool2d", "the padding must be at most half the kernel", x.shape());
+  auto const cols = detail::pool_columns(x, g, 0.0);
+  shape const out{g.n, g.c, g.oh, g.ow};
+  if (o.count_include_pad) return tensor<S>(sum(cols, 1) / static_cast<double>(kernel[0] * kernel[1])).reshape(out);
+  tensor<double> counts(shape{cols.shape()[0]});  // the taps of each window inside the input
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    std::size_t const x0 = r % g.ow, y = (r / g.ow) % g.oh;
+    double in = 0;
+    for (std::size_t i = 0; i < g.kh; ++i)
+      for (std::size_t j = 0; j < g.kw; ++j) in += g.source(0, 0, y, x0, i, j) != detail::no_source ? 1 : 0;
+    counts.data()[r] = in;
+  }
+  return tensor<S>(eval(sum(cols, 1) / counts)).reshape(out);
+}
+
+/// max_pool2d of an expression, evaluated first.
+template <tensor_operand X>
+requires(!tensor_type<X>) auto max_pool2d(X const& x, std::array<std::size_t, 2> kernel, pool2d_options const& o = {}) {
+  return max_pool2d(eval(x), kernel, o);
+}
+/// avg_pool2d of an expression, evaluated first.
+template <tensor_operand X>
+requires(!tensor_type<X>) auto avg_pool2d(X const& x, std::array<std::size_t, 2> kernel, pool2d_options const& o = {}) {
+  return avg_pool2d(eval(x), kernel, o);
+}
+
+}  // namespace adx

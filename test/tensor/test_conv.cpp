@@ -1,0 +1,169 @@
+// tensor/conv.hpp against PyTorch 1.13 (test/reference/conv.json, gen_conv.py): conv2d (groups,
+// stride, padding, dilation, bias), conv1d, max_pool2d and avg_pool2d. For
+// L = sum(w_out * tanh(op(x, weight, bias))): the output, the gradients in x, the weight and the
+// bias (reverse), and the Hessian-vector products in x and in the weight (forward over
+// reverse); then nn::conv2d, a small CNN's second derivative, and the errors.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <adx/adx.hpp>
+
+#include "support/check.hpp"
+
+using namespace adx;
+using adx_test::close;
+
+namespace {
+
+nlohmann::json const& cases() {
+  static nlohmann::json const j = adx_test::read_reference("conv.json");
+  return j;
+}
+
+tensor<double> from_json(nlohmann::json const& t) {
+  shape sh;
+  for (auto const& d : t["shape"]) sh.push_back(d.get<std::size_t>());
+  return tensor<double>(sh, adx_test::data(t));
+}
+
+template <class S>
+tensor<double> numbers(tensor<S> const& t) {
+  tensor<double> r(t.shape());
+  for (std::size_t i = 0; i < t.size(); ++i) r.data()[i] = primal(t.data()[i]);
+  return r;
+}
+
+std::array<std::size_t, 2> pair_of(nlohmann::json const& v) {
+  return {v[0].get<std::size_t>(), v[1].get<std::size_t>()};
+}
+
+/// The case's operation on x, the weight w and the bias b (tensors of any element types).
+template <class X, class W, class B>
+auto apply(nlohmann::json const& c, X const& x, W const& w, B const& b) {
+  std::string const op = c["op"];
+  auto const& o = c["options"];
+  bool const bias = c.contains("bias");
+  using R = decltype(eval(conv2d(x, w) * 1.0));
+  if (op == "conv2d") {
+    conv2d_options const co{pair_of(o["stride"]), pair_of(o["padding"]), pair_of(o["dilation"]),
+                            o["groups"].get<std::size_t>()};
+    return bias ? R(conv2d(x, w, b, co)) : R(conv2d(x, w, co));
+  }
+  REQUIRE(op == "conv1d");
+  conv1d_options const co{o["stride"].get<std::size_t>(), o["padding"].get<std::size_t>(),
+                          o["dilation"].get<std::size_t>(), o["groups"].get<std::size_t>()};
+  return bias ? R(conv1d(x, w, b, co)) : R(conv1d(x, w, co));
+}
+
+template <class X>
+auto pool(nlohmann::json const& c, X const& x) {
+  auto const& o = c["options"];
+  std::array<std::size_t, 2> const k = pair_of(c["kernel"]);
+  if (c["op"] == "max_pool2d")
+    return max_pool2d(
+        x, k, {.stride = pair_of(o["stride"]), .padding = pair_of(o["padding"]), .dilation = pair_of(o["dilation"])});
+  return avg_pool2d(x, k,
+                    {.stride = pair_of(o["stride"]),
+                     .padding = pair_of(o["padding"]),
+                     .count_include_pad = o["count_include_pad"].get<bool>()});
+}
+
+void check_close(tensor<double> const& got, nlohmann::json const& want, double tol = 1e-13) {
+  tensor<double> const w = from_json(want);
+  REQUIRE(got.shape() == w.shape());
+  for (std::size_t i = 0; i < got.size(); ++i) CHECK(close(got.data()[i], w.data()[i], tol, tol));
+}
+
+}  // namespace
+
+TEST_CASE("conv1d and conv2d: outputs, gradients in the input, weight and bias, and H v, against torch") {
+  for (auto const& item : cases()["cases"].items()) {
+    std::string const name = item.key();
+    auto const& c = item.value();
+    if (!c.contains("weight")) continue;
+    CAPTURE(name);
+    tensor<double> const x = from_json(c["x"]), w = from_json(c["weight"]), w_out = from_json(c["w_out"]);
+    tensor<double> const b = c.contains("bias") ? from_json(c["bias"]) : tensor<double>(shape{w.shape()[0]}, 0.0);
+    check_close(numbers(apply(c, x, w, b)), c["out"]);
+    auto const loss = [&](auto const& xx, auto const& ww, auto const& bb) {
+      return sum(w_out * tanh(apply(c, xx, ww, bb)));
+    };
+    auto const [gx, gw, gb] = grad(loss, positions<0, 1, 2>)(x, w, b);
+    check_close(numbers(gx), c["grad_x"]);
+    check_close(numbers(gw), c["grad_weight"]);
+    if (c.contains("bias")) check_close(numbers(gb), c["grad_bias"]);
+    // second order: in the input with the weight fixed, and in the weight with the input fixed
+    check_close(numbers(functional::hvp([&](auto const& xx) { return loss(xx, w, b); }, x, from_json(c["v"])).second),
+                c["hvp_x"], 1e-12);
+    check_close(numbers(functional::hvp([&](auto const& ww) { return loss(x, ww, b); }, w, from_json(c["vw"])).second),
+                c["hvp_weight"], 1e-12);
+  }
+}
+
+TEST_CASE("max_pool2d and avg_pool2d: outputs, gradients and H v against torch") {
+  for (auto const& item : cases()["cases"].items()) {
+    std::string const name = item.key();
+    auto const& c = item.value();
+    if (c.contains("weight")) continue;
+    CAPTURE(name);
+    tensor<double> const x = from_json(c["x"]), w_out = from_json(c["w_out"]);
+    check_close(numbers(pool(c, x)), c["out"]);
+    auto const loss = [&](auto const& xx) { return sum(w_out * tanh(pool(c, xx))); };
+    check_close(numbers(grad(loss)(x)), c["grad_x"]);
+    check_close(numbers(functional::hvp(loss, x, from_json(c["v"])).second), c["hvp_x"], 1e-12);
+    // reverse over reverse gives the same H v
+    tensor<double> const v = from_json(c["v"]);
+    check_close(numbers(grad([&](auto const& xx) { return sum(grad(loss)(xx) * v); })(x)), c["hvp_x"], 1e-12);
+  }
+}
+
+TEST_CASE("nn::conv2d: torch's shapes and initial bound; a CNN's gradient penalty is differentiable") {
+  nn::conv2d<double> layer(2, 4, {3, 3}, /*seed=*/3, {.padding = {1, 1}});
+  CHECK(layer.weight.shape() == shape{4, 2, 3, 3});
+  CHECK(layer.bias.shape() == shape{4});
+  double const bound = 1 / std::sqrt(2.0 * 9);  // kaiming_uniform(a = sqrt 5): 1 / sqrt(fan_in)
+  for (double v : layer.weight.value().flat()) CHECK(std::abs(v) <= bound);
+  CHECK(layer.trainable_params().size() == 2);
+  tensor<double> x(shape{1, 2, 4, 4});
+  for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = std::sin(0.7 * static_cast<double>(i));
+  nn::sequential net{layer, nn::act::tanh{}, [](auto const& t) { return avg_pool2d(t, {2, 2}); }};
+  REQUIRE(numbers(net(x)).shape() == shape{1, 4, 2, 2});
+  // the gradient penalty ||d sum(net(x)) / dx||^2, differentiated in the parameters (reverse
+  // over reverse), against central differences in one weight
+  auto const penalty = [&](auto const& in) {
+    auto const g = grad([&](auto const& t) { return sum(net(t)); })(in);
+    return sum(g * g);
+  };
+  auto const gp = grad(penalty, none, layer.trainable_params())(x);
+  double const h = 1e-6, w0 = layer.weight.value()(1, 0, 2, 1);
+  auto const at = [&](double v) {
+    tensor<double> wv = layer.weight.value();
+    wv(1, 0, 2, 1) = v;
+    layer.weight.assign(wv);
+    return primal(var<double>(penalty(tensor<var<double>>(x))));
+  };
+  double const fd = (at(w0 + h) - at(w0 - h)) / (2 * h);
+  at(w0);
+  CHECK(close(gp[0](1, 0, 2, 1), fd, 1e-6, 1e-8));
+}
+
+TEST_CASE("conv and pooling: errors name the operation and the shapes") {
+  tensor<double> const x(shape{1, 4, 5, 5}, 1.0);
+  CHECK_THROWS_WITH_AS(conv2d(tensor<double>(shape{4, 5, 5}), tensor<double>(shape{2, 4, 3, 3})),
+                       "adx: conv2d: the input must be [batch, channels, height, width] (shape [4, 5, 5])",
+                       shape_error);
+  CHECK_THROWS_AS(conv2d(x, tensor<double>(shape{2, 3, 3, 3})), shape_error);                 // channels
+  CHECK_THROWS_AS(conv2d(x, tensor<double>(shape{3, 2, 3, 3}), {.groups = 2}), shape_error);  // 3 out in 2 groups
+  CHECK_THROWS_WITH_AS(conv2d(x, tensor<double>(shape{2, 4, 6, 6})),
+                       "adx: conv2d: the (dilated) kernel, 6 x 6, is larger than the padded input (shape [1, 4, 5, 5])",
+                       shape_error);
+  CHECK_THROWS_AS(conv2d(x, tensor<double>(shape{2, 4, 3, 3}), tensor<double>(shape{3})), shape_error);  // bias
+  CHECK_THROWS_AS(conv2d(x, tensor<double>(shape{2, 4, 3, 3}), {.stride = {0, 1}}), shape_error);
+  CHECK_THROWS_AS(max_pool2d(x, {2, 2}, {.padding = {2, 0}}), shape_error);
+  CHECK_THROWS_AS(avg_pool2d(x, {2, 2}, {.dilation = {2, 2}}), shape_error);
+  CHECK_THROWS_AS(conv1d(x, tensor<double>(shape{2, 4, 3})), shape_error);
+}
