@@ -151,6 +151,29 @@ TEST_CASE("nn::conv2d: torch's shapes and initial bound; a CNN's gradient penalt
   CHECK(close(gp[0](1, 0, 2, 1), fd, 1e-6, 1e-8));
 }
 
+TEST_CASE("conv2d over variables that are not one block: the adjoints reach each element by its index") {
+  tensor<double> const x0(shape{2, 2, 4, 3}, std::vector<double>(48, 0.0));
+  tensor<double> xv = x0, wv(shape{3, 2, 2, 2});
+  for (std::size_t i = 0; i < xv.size(); ++i) xv.data()[i] = std::cos(0.3 * static_cast<double>(i));
+  for (std::size_t i = 0; i < wv.size(); ++i) wv.data()[i] = std::sin(0.5 * static_cast<double>(i));
+  tensor<double> const r = numbers(conv2d(xv, wv, {.stride = {1, 2}, .padding = {1, 0}}));
+  // the reference: the same gradient through one block per operand (grad makes blocks)
+  auto const loss = [&](auto const& x, auto const& w) {
+    return sum(tensor<double>(r.shape(), 0.5) * square(conv2d(x, w, {.stride = {1, 2}, .padding = {1, 0}})));
+  };
+  auto const [gx, gw] = grad(loss, positions<0, 1>)(xv, wv);
+  tape_scope<var<double>> scope;
+  // variables made one at a time, last element first: neither operand is a block
+  std::vector<var<double>> xs(xv.size()), ws(wv.size());
+  for (std::size_t i = xs.size(); i-- > 0;) xs[i] = var<double>(xv.data()[i]);
+  for (std::size_t i = ws.size(); i-- > 0;) ws[i] = var<double>(wv.data()[i]);
+  tensor<var<double>> const xt(xv.shape(), xs), wt(wv.shape(), ws);
+  var<double> const l = loss(xt, wt);
+  backward(l);
+  for (std::size_t i = 0; i < xs.size(); ++i) CHECK(close(xs[i].adjoint(), primal(gx.data()[i]), 1e-14, 1e-14));
+  for (std::size_t i = 0; i < ws.size(); ++i) CHECK(close(ws[i].adjoint(), primal(gw.data()[i]), 1e-14, 1e-14));
+}
+
 TEST_CASE("conv and pooling: errors name the operation and the shapes") {
   tensor<double> const x(shape{1, 4, 5, 5}, 1.0);
   CHECK_THROWS_WITH_AS(conv2d(tensor<double>(shape{4, 5, 5}), tensor<double>(shape{2, 4, 3, 3})),

@@ -2,17 +2,14 @@
 // adx: convolution and pooling, as torch.nn.functional's conv1d, conv2d, max_pool2d and
 // avg_pool2d (NCHW layout; stride, padding, dilation, groups; a bias).
 //
-// A convolution is a matrix product: the input's windows are picked into the rows of a matrix
-// (im2col, tensor/indexing.hpp's pick: each entry is an input element or the padding's zero)
-// and multiplied by the weight as a [out, in * kh * kw] matrix through matmul, one product per
-// group. Over var<double> and var<float> the product is one tape node whose forward pass and
-// both adjoints are GEMMs at tensor/gemm.hpp's dispatch point; the picked entries are the input's
-// own variables, so the product's adjoint of a window entry lands on the input element it came
-// from (col2im is the tape's accumulation). Over any other element type (dual, nested var) the
-// same product runs through the portable kernel, so second derivatives of a network's loss
-// (gradient penalties, Hessian-vector products) work. Pooling picks the windows the same way
-// and reduces each: max (the gradient to the first largest element of the window, the one
-// torch's indices name; the padding is -inf) or mean.
+// A convolution is one GEMM per sample and group over the input's window matrix (im2col), and
+// over var elements one tape node whose backward pass is two GEMMs per sample and group
+// (tensor/conv_node.hpp): BLAS for var<double> and var<float>, the portable kernel for nested
+// element types, so that second derivatives of a network's loss (gradient penalties,
+// Hessian-vector products) work. Pooling picks each window's elements (tensor/indexing.hpp's
+// pick: the input's own variables, or the padding's constant) and reduces them: max (the
+// gradient to the first largest element of the window, the one torch's indices name; the
+// padding is -inf) or mean.
 #pragma once
 
 #include <array>
@@ -22,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "adx/tensor/concat.hpp"
+#include "adx/tensor/conv_node.hpp"
 #include "adx/tensor/elementwise.hpp"
 #include "adx/tensor/indexing.hpp"
 #include "adx/tensor/linalg.hpp"
@@ -57,57 +54,39 @@ struct pool2d_options {
 
 namespace detail {
 
-/// The geometry of sliding a kh x kw window over the spatial axes of an [N, C, H, W] input.
-struct windows {
-  std::size_t n, c, h, w, kh, kw, oh, ow;
-  std::array<std::size_t, 2> stride, padding, dilation;
-
-  windows(char const* op, shape const& x, std::size_t kh_, std::size_t kw_, std::array<std::size_t, 2> st,
-          std::array<std::size_t, 2> pad, std::array<std::size_t, 2> dil)
-      : kh(kh_), kw(kw_), stride(st), padding(pad), dilation(dil) {
-    if (x.rank() != 4) throw_shape_error(op, "the input must be [batch, channels, height, width]", x);
-    n = x[0], c = x[1], h = x[2], w = x[3];
-    if (st[0] == 0 || st[1] == 0 || dil[0] == 0 || dil[1] == 0 || kh == 0 || kw == 0)
-      throw_shape_error(op, "the kernel, stride and dilation must be positive", x);
-    long const eh = static_cast<long>(h + 2 * pad[0]) - static_cast<long>(dil[0] * (kh - 1) + 1);
-    long const ew = static_cast<long>(w + 2 * pad[1]) - static_cast<long>(dil[1] * (kw - 1) + 1);
-    if (eh < 0 || ew < 0)
-      throw_shape_error(op,
-                        "the (dilated) kernel, " + std::to_string(dil[0] * (kh - 1) + 1) + " x " +
-                            std::to_string(dil[1] * (kw - 1) + 1) + ", is larger than the padded input",
-                        x);
-    oh = static_cast<std::size_t>(eh) / st[0] + 1;
-    ow = static_cast<std::size_t>(ew) / st[1] + 1;
-  }
-
-  /// The flat input position of tap (i, j) of window (y, x) of channel ch of sample b, or
-  /// no_source in the padding.
-  std::size_t source(std::size_t b, std::size_t ch, std::size_t y, std::size_t x, std::size_t i, std::size_t j) const {
-    long const r = static_cast<long>(y * stride[0] + i * dilation[0]) - static_cast<long>(padding[0]);
-    long const q = static_cast<long>(x * stride[1] + j * dilation[1]) - static_cast<long>(padding[1]);
-    if (r < 0 || q < 0 || r >= static_cast<long>(h) || q >= static_cast<long>(w)) return no_source;
-    return ((b * c + ch) * h + static_cast<std::size_t>(r)) * w + static_cast<std::size_t>(q);
-  }
-};
-
-/// im2col of channels [c0, c0 + cn): rows (b, y, x), columns (channel, i, j).
-template <class S>
-tensor<S> window_columns(tensor<S> const& x, windows const& g, std::size_t c0, std::size_t cn) {
-  std::size_t const cols = cn * g.kh * g.kw;
-  std::vector<std::size_t> src(g.n * g.oh * g.ow * cols);
-  std::size_t k = 0;
-  for (std::size_t b = 0; b < g.n; ++b)
-    for (std::size_t y = 0; y < g.oh; ++y)
-      for (std::size_t x0 = 0; x0 < g.ow; ++x0)
-        for (std::size_t ch = c0; ch < c0 + cn; ++ch)
-          for (std::size_t i = 0; i < g.kh; ++i)
-            for (std::size_t j = 0; j < g.kw; ++j) src[k++] = g.source(b, ch, y, x0, i, j);
-  return pick(x, shape{g.n * g.oh * g.ow, cols}, src);
+/// The geometry of sliding a kh x kw window over the spatial axes of an [N, C, H, W] input,
+/// checked: shape_error naming op if the input is not of rank 4, a size is 0, or the (dilated)
+/// kernel is larger than the padded input.
+inline window_geometry windows(char const* op, shape const& x, std::size_t kh, std::size_t kw,
+                               std::array<std::size_t, 2> st, std::array<std::size_t, 2> pad,
+                               std::array<std::size_t, 2> dil) {
+  if (x.rank() != 4) throw_shape_error(op, "the input must be [batch, channels, height, width]", x);
+  if (st[0] == 0 || st[1] == 0 || dil[0] == 0 || dil[1] == 0 || kh == 0 || kw == 0)
+    throw_shape_error(op, "the kernel, stride and dilation must be positive", x);
+  long const eh = static_cast<long>(x[2] + 2 * pad[0]) - static_cast<long>(dil[0] * (kh - 1) + 1);
+  long const ew = static_cast<long>(x[3] + 2 * pad[1]) - static_cast<long>(dil[1] * (kw - 1) + 1);
+  if (eh < 0 || ew < 0)
+    throw_shape_error(op,
+                      "the (dilated) kernel, " + std::to_string(dil[0] * (kh - 1) + 1) + " x " +
+                          std::to_string(dil[1] * (kw - 1) + 1) + ", is larger than the padded input",
+                      x);
+  return {x[0],
+          x[1],
+          x[2],
+          x[3],
+          kh,
+          kw,
+          static_cast<std::size_t>(eh) / st[0] + 1,
+          static_cast<std::size_t>(ew) / st[1] + 1,
+          {st[0], st[1]},
+          {pad[0], pad[1]},
+          {dil[0], dil[1]}};
 }
 
-/// The windows of every channel apart: rows (b, ch, y, x), columns (i, j); padding is `fill`.
+/// The windows of every channel apart, picked (as their elements): rows (b, ch, y, x), columns
+/// (i, j); the padding is `fill`.
 template <class S>
-tensor<S> pool_columns(tensor<S> const& x, windows const& g, double fill) {
+tensor<S> pool_columns(tensor<S> const& x, window_geometry const& g, double fill) {
   std::size_t const cols = g.kh * g.kw;
   std::vector<std::size_t> src(g.n * g.c * g.oh * g.ow * cols);
   std::size_t k = 0;
@@ -116,34 +95,36 @@ tensor<S> pool_columns(tensor<S> const& x, windows const& g, double fill) {
       for (std::size_t y = 0; y < g.oh; ++y)
         for (std::size_t x0 = 0; x0 < g.ow; ++x0)
           for (std::size_t i = 0; i < g.kh; ++i)
-            for (std::size_t j = 0; j < g.kw; ++j) src[k++] = g.source(b, ch, y, x0, i, j);
+            for (std::size_t j = 0; j < g.kw; ++j) {
+              long const r = g.row(y, i), q = g.col(x0, j);
+              src[k++] = r < 0 || q < 0
+                             ? no_source
+                             : ((b * g.c + ch) * g.h + static_cast<std::size_t>(r)) * g.w + static_cast<std::size_t>(q);
+            }
   return pick(x, shape{g.n * g.c * g.oh * g.ow, cols}, src, fill);
 }
 
-template <class SX, class SW>
-auto conv2d_product(tensor<SX> const& x, tensor<SW> const& w, conv2d_options const& o) {
+/// conv2d's checks, then the convolution into the higher-level element type of x and w.
+template <class SX, class SW, class SB>
+auto conv2d_checked(tensor<SX> const& x, tensor<SW> const& w, tensor<SB> const* b, conv2d_options const& o) {
+  using S = std::conditional_t<(level_v<SX> >= level_v<SW>), SX, SW>;
+  static_assert(std::is_same_v<S, SX> || level_v<SX> < level_v<S>,
+                "adx: conv2d of two different AD element types at the same nesting level");
   if (w.rank() != 4) throw_shape_error("conv2d", "the weight must be [out, in / groups, kh, kw]", w.shape());
   std::size_t const oc = w.shape()[0], groups = o.groups;
-  windows const g("conv2d", x.shape(), w.shape()[2], w.shape()[3], o.stride, o.padding, o.dilation);
+  window_geometry const g = windows("conv2d", x.shape(), w.shape()[2], w.shape()[3], o.stride, o.padding, o.dilation);
   if (groups == 0 || g.c % groups != 0 || oc % groups != 0 || w.shape()[1] * groups != g.c)
     throw_shape_error("conv2d",
                       "the channels (" + std::to_string(g.c) + " in, " + std::to_string(oc) +
                           " out) and the weight's " + "in / groups do not fit groups = " + std::to_string(groups),
                       x.shape(), w.shape());
-  std::size_t const cg = g.c / groups, og = oc / groups, taps = cg * g.kh * g.kw;
-  auto part = [&](std::size_t k) {
-    tensor<SW> const wk =
-        w.slice(0, static_cast<long>(k * og), static_cast<long>((k + 1) * og)).reshape(shape{og, taps});
-    return matmul(window_columns(x, g, k * cg, cg), wk.transpose());  // [n oh ow, og]
-  };
-  using R = decltype(part(0));
-  R rows = part(0);
-  if (groups > 1) {
-    std::vector<R> parts{rows};
-    for (std::size_t k = 1; k < groups; ++k) parts.push_back(part(k));
-    rows = concat(parts, 1);
+  if (b && b->shape() != shape{oc})
+    throw_shape_error("conv2d", "the bias must have one element per output channel", w.shape(), b->shape());
+  if constexpr (!std::is_same_v<SB, void>) {
+    using SBias = std::conditional_t<(level_v<S> >= level_v<SB>), S, SB>;
+    static_assert(std::is_same_v<SBias, S>, "adx: conv2d: the bias is at a higher AD level than the input and weight");
   }
-  return rows.reshape(shape{g.n, g.oh, g.ow, oc}).permute({0, 3, 1, 2});  // [n, oc, oh, ow]
+  return conv2d_run<S>(x, w, b, g, oc, groups);
 }
 
 }  // namespace detail
@@ -154,17 +135,13 @@ auto conv2d_product(tensor<SX> const& x, tensor<SW> const& w, conv2d_options con
 /// parameter's variables, say).
 template <tensor_operand X, tensor_operand W>
 auto conv2d(X const& x, W const& w, conv2d_options const& o = {}) {
-  return detail::conv2d_product(eval(x), eval(w), o);
+  return detail::conv2d_checked(eval(x), eval(w), static_cast<tensor<double> const*>(nullptr), o);
 }
 
 /// conv2d plus a bias of shape [OC], added to every output position of its channel.
 template <tensor_operand X, tensor_operand W, class SB>
 auto conv2d(X const& x, W const& w, tensor<SB> const& bias, conv2d_options const& o = {}) {
-  auto const y = detail::conv2d_product(eval(x), eval(w), o);
-  if (bias.shape() != shape{y.shape()[1]})
-    detail::throw_shape_error("conv2d", "the bias must have one element per output channel", y.shape(), bias.shape());
-  using R = std::remove_cvref_t<decltype(eval(y + bias.reshape(shape{1, bias.size(), 1, 1})))>;
-  return R(eval(y + bias.reshape(shape{1, bias.size(), 1, 1})));
+  return detail::conv2d_checked(eval(x), eval(w), &bias, o);
 }
 
 /// The 1-D convolution of x [N, C, L] with w [OC, C / groups, K] (and a bias [OC]): conv2d over
@@ -197,7 +174,8 @@ auto conv1d(X const& x, W const& w, tensor<SB> const& bias, conv1d_options const
 template <class S>
 tensor<S> max_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool2d_options const& o = {}) {
   std::array<std::size_t, 2> const st{o.stride[0] ? o.stride[0] : kernel[0], o.stride[1] ? o.stride[1] : kernel[1]};
-  detail::windows const g("max_pool2d", x.shape(), kernel[0], kernel[1], st, o.padding, o.dilation);
+  detail::window_geometry const g =
+      detail::windows("max_pool2d", x.shape(), kernel[0], kernel[1], st, o.padding, o.dilation);
   if (2 * o.padding[0] > kernel[0] || 2 * o.padding[1] > kernel[1])
     detail::throw_shape_error("max_pool2d", "the padding must be at most half the kernel", x.shape());
   auto const cols = detail::pool_columns(x, g, -std::numeric_limits<double>::infinity());
@@ -211,7 +189,8 @@ tensor<S> avg_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool
   std::array<std::size_t, 2> const st{o.stride[0] ? o.stride[0] : kernel[0], o.stride[1] ? o.stride[1] : kernel[1]};
   if (o.dilation != std::array<std::size_t, 2>{1, 1})
     detail::throw_shape_error("avg_pool2d", "has no dilation (torch's neither)", x.shape());
-  detail::windows const g("avg_pool2d", x.shape(), kernel[0], kernel[1], st, o.padding, o.dilation);
+  detail::window_geometry const g =
+      detail::windows("avg_pool2d", x.shape(), kernel[0], kernel[1], st, o.padding, o.dilation);
   if (2 * o.padding[0] > kernel[0] || 2 * o.padding[1] > kernel[1])
     detail::throw_shape_error("avg_pool2d", "the padding must be at most half the kernel", x.shape());
   auto const cols = detail::pool_columns(x, g, 0.0);
@@ -222,7 +201,7 @@ tensor<S> avg_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool
     std::size_t const x0 = r % g.ow, y = (r / g.ow) % g.oh;
     double in = 0;
     for (std::size_t i = 0; i < g.kh; ++i)
-      for (std::size_t j = 0; j < g.kw; ++j) in += g.source(0, 0, y, x0, i, j) != detail::no_source ? 1 : 0;
+      for (std::size_t j = 0; j < g.kw; ++j) in += g.row(y, i) >= 0 && g.col(x0, j) >= 0 ? 1 : 0;
     counts.data()[r] = in;
   }
   return tensor<S>(eval(sum(cols, 1) / counts)).reshape(out);

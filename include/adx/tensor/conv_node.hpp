@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+// adx: the 2-D convolution's kernels and its tape node. Sample by sample and group by group, the
+// input's windows are laid out as a [channels * kh * kw, oh * ow] matrix (im2col) and
+// multiplied by the group's weight, [out, channels * kh * kw], straight into the NCHW output:
+// one GEMM at tensor/gemm.hpp's dispatch point (BLAS for float and double, the portable kernel
+// for other element types). The window matrix of one sample at a time is all the memory taken
+// beside the operands.
+//
+// Over var<T> elements a convolution is one tape node (conv2d_node) that keeps the input's,
+// weight's and bias's values and where their adjoints go (matmul_side, as a product's node
+// does). Its backward pass rebuilds each sample's window matrix and runs two GEMMs per sample
+// and group: dW += dY cols^T, and dcols = W^T dY, whose entries are added back to the input
+// elements they were read from (col2im); db sums dY over the samples and positions.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "adx/reverse/tape.hpp"
+#include "adx/tensor/access.hpp"
+#include "adx/tensor/gemm.hpp"
+#include "adx/tensor/linalg.hpp"
+#include "adx/tensor/shape.hpp"
+
+namespace adx::detail {
+
+/// The geometry of a convolution or pooling window over the spatial axes of an [N, C, H, W]
+/// input: kh x kw taps, stride, padding and dilation per axis, and the output's oh x ow.
+struct window_geometry {
+  std::size_t n, c, h, w, kh, kw, oh, ow;
+  std::size_t stride[2], padding[2], dilation[2];
+
+  /// The input position of tap (i, j) of output position (y, x) along each axis, or -1 in the
+  /// padding.
+  long row(std::size_t y, std::size_t i) const {
+    long const r = static_cast<long>(y * stride[0] + i * dilation[0]) - static_cast<long>(padding[0]);
+    return r >= 0 && r < static_cast<long>(h) ? r : -1;
+  }
+  long col(std::size_t x, std::size_t j) const {
+    long const q = static_cast<long>(x * stride[1] + j * dilation[1]) - static_cast<long>(padding[1]);
+    return q >= 0 && q < static_cast<long>(w) ? q : -1;
+  }
+};
+
+/// The window matrix of channels [c0, c0 + cn) of one sample (x: its C H W values): row
+/// (channel, i, j), column (y, x); zero in the padding.
+template <class T>
+void im2col(T const* x, window_geometry const& g, std::size_t c0, std::size_t cn, T* cols) {
+  std::size_t const positions = g.oh * g.ow;
+  for (std::size_t ch = 0; ch < cn; ++ch)
+    for (std::size_t i = 0; i < g.kh; ++i)
+      for (std::size_t j = 0; j < g.kw; ++j) {
+        T* out = cols + ((ch * g.kh + i) * g.kw + j) * positions;
+        T const* plane = x + (c0 + ch) * g.h * g.w;
+        for (std::size_t y = 0; y < g.oh; ++y) {
+          long const r = g.row(y, i);
+          for (std::size_t q = 0; q < g.ow; ++q) {
+            long const s = g.col(q, j);
+            out[y * g.ow + q] = r >= 0 && s >= 0
+                                    ? plane[static_cast<std::size_t>(r) * g.w + static_cast<std::size_t>(s)]
+                                    : constant<T>(0);
+          }
+        }
+      }
+}
+
+/// Adds a window matrix's entries back to the input elements they were read from (im2col's
+/// adjoint): dx is one sample's C H W adjoints.
+template <class T>
+void col2im_add(T const* cols, window_geometry const& g, std::size_t c0, std::size_t cn, T* dx) {
+  std::size_t const positions = g.oh * g.ow;
+  for (std::size_t ch = 0; ch < cn; ++ch)
+    for (std::size_t i = 0; i < g.kh; ++i)
+      for (std::size_t j = 0; j < g.kw; ++j) {
+        T const* in = cols + ((ch * g.kh + i) * g.kw + j) * positions;
+        T* plane = dx + (c0 + ch) * g.h * g.w;
+        for (std::size_t y = 0; y < g.oh; ++y) {
+          long const r = g.row(y, i);
+          if (r < 0) continue;
+          for (std::size_t q = 0; q < g.ow; ++q) {
+            long const s = g.col(q, j);
+            if (s >= 0) plane[static_cast<std::size_t>(r) * g.w + static_cast<std::size_t>(s)] += in[y * g.ow + q];
+          }
+        }
+      }
+}
+
+/// The convolution's values: out [N, OC, OH, OW] from x [N, C, H, W], w [OC, C/groups, KH, KW]
+/// and b [OC] (or null).
+template <class T>
+void conv2d_values(T const* x, T const* w, T const* b, window_geometry const& g, std::size_t oc, std::size_t groups,
+                   T* out) {
+  std::size_t const cg = g.c / groups, og = oc / groups, taps = cg * g.kh * g.kw, positions = g.oh * g.ow;
+  std::vector<T> cols(taps * positions);
+  for (std::size_t s = 0; s < g.n; ++s)
+    for (std::size_t k = 0; k < groups; ++k) {
+      im2col(x + s * g.c * g.h * g.w, g, k * cg, cg, cols.data());
+      T* y = out + (s * oc + k * og) * positions;
+      gemm<T>(false, false, og, positions, taps, w + k * og * taps, taps, cols.data(), positions, y, positions, false);
+      if (b)
+        for (std::size_t o = 0; o < og; ++o)
+          for (std::size_t p = 0; p < positions; ++p) y[o * positions + p] += b[k * og + o];
+    }
+}
+
+/// The tape node of a convolution over var<T> elements.
+template <class T>
+struct conv2d_node final : tape<T>::template node_with_inputs<conv2d_node<T>> {
+  window_geometry g{};
+  std::size_t oc = 0, groups = 1;
+  matmul_side<T> x, w, b;  // b: empty without a bias
+
+  void backward(T* adj) const override {
+    T const* dy = adj + this->first;
+    std::size_t const cg = g.c / groups, og = oc / groups, taps = cg * g.kh * g.kw, positions = g.oh * g.ow;
+    T const* xv = std::as_const(x.values).data();
+    T const* wv = std::as_const(w.values).data();
+    std::vector<T> cols(taps * positions);
+    if (w.active)
+      to_side(w, adj, [&](T* dw, bool accumulate) {
+        for (std::size_t s = 0; s < g.n; ++s)
+          for (std::size_t k = 0; k < groups; ++k) {
+            im2col(xv + s * g.c * g.h * g.w, g, k * cg, cg, cols.data());
+            gemm<T>(false, true, og, taps, positions, dy + (s * oc + k * og) * positions, positions, cols.data(),
+                    positions, dw + k * og * taps, taps, accumulate || s > 0);
+          }
+      });
+    if (x.active)
+      to_side(x, adj, [&](T* dx, bool accumulate) {
+        if (!accumulate) std::fill_n(dx, x.values.size(), constant<T>(0));
+        for (std::size_t s = 0; s < g.n; ++s)
+          for (std::size_t k = 0; k < groups; ++k) {
+            gemm<T>(true, false, taps, positions, og, wv + k * og * taps, taps, dy + (s * oc + k * og) * positions,
+                    positions, cols.data(), positions, false);
+            col2im_add(cols.data(), g, k * cg, cg, dx + s * g.c * g.h * g.w);
+          }
+      });
+    if (b.active)
+      to_side(b, adj, [&](T* db, bool accumulate) {
+        for (std::size_t o = 0; o < oc; ++o) {
+          T sum = accumulate ? db[o] : constant<T>(0);
+          for (std::size_t s = 0; s < g.n; ++s)
+            for (std::size_t p = 0; p < positions; ++p) sum += dy[(s * oc + o) * positions + p];
+          db[o] = sum;
+        }
+      });
+  }
+  /// A side that is one block of variables takes its adjoint in place (accumulating); any other
+  /// active side goes through a buffer added in by index.
+  template <class AddGrad>
+  static void to_side(matmul_side<T> const& side, T* adj, AddGrad const& add) {
+    if (side.base) {
+      add(adj + side.base, true);
+    } else {
+      std::size_t const n = side.values.size();
+      auto buf = std::make_unique_for_overwrite<T[]>(n);
+      add(buf.get(), false);
+      for (std::size_t i = 0; i < n; ++i)
+        if (side.index[i]) adj[side.index[i]] += buf[i];
+    }
+  }
+  template <class F>
+  bool for_inputs(F&& f) const {
+    for (matmul_side<T> const* side : {&x, &w, &b}) {
+      if (side->base && f(side->base, side->values.size())) return true;
+      for (index_type i : side->index)
+        if (f(i, 1)) return true;
+    }
+    return false;
+  }
+  /// The backward pass multiplies by the input's and the weight's values.
+  bool nonfinite() const override {
+    return any_nonfinite(x.values.data(), x.values.size()) || any_nonfinite(w.values.data(), w.values.size());
+  }
+  std::size_t bytes() const noexcept override {
+    return (x.values.size() + w.values.size() + b.values.size()) * sizeof(T) +
+           (x.index.size() + w.index.size() + b.index.size()) * sizeof(index_type);
+  }
+};
+
+/// conv2d of x and w (and the bias b, if has_bias) into a tensor of S, the higher-level element
+/// type of the two: one tape node over var elements, the kernels over the values otherwise.
+template <class S, class SX, class SW, class SB>
+tensor<S> conv2d_run(tensor<SX> const& x, tensor<SW> const& w, tensor<SB> const* b, window_geometry const& g,
+                     std::size_t oc, std::size_t groups) {
+  shape const out{g.n, oc, g.oh, g.ow};
+  if constexpr (is_reverse_v<S>) {
+    using T = value_type_t<S>;
+    auto& tp = tape<T>::current();
+    auto xs = product_side<S>(x);
+    auto ws = product_side<S>(w);
+    matmul_side<T> bs;
+    if (b) bs = product_side<S>(*b);
+    auto made = make_var_values<S>(out.size(), 0, tp.epoch());
+    conv2d_values<T>(std::as_const(xs.values).data(), std::as_const(ws.values).data(),
+                     b ? std::as_const(bs.values).data() : nullptr, g, oc, groups, made.second);
+    if (!(xs.active || ws.active || bs.active) || out.size() == 0 || !grad_enabled())
+      return tensor<S>::generate(out, [&](std::size_t i) { return S::constant(made.second[i]); });
+    auto nd = tp.template make_node<conv2d_node<T>>();
+    nd->g = g, nd->oc = oc, nd->groups = groups;
+    nd->x = std::move(xs);
+    nd->w = std::move(ws);
+    nd->b = std::move(bs);
+    made.first->first = tp.record_node(std::move(nd), out.size(), "conv2d");
+    return tensor_access::from_block<S>(out, std::move(made.first));
+  } else {
+    tensor<S> const xv = as_elements<S>(x), wv = as_elements<S>(w);
+    tensor<S> const bv = b ? as_elements<S>(*b) : tensor<S>(shape{0});
+    tensor<S> r(out);
+    conv2d_values<S>(xv.data(), wv.data(), b ? bv.data() : nullptr, g, oc, groups, r.data());
+    return r;
+  }
+}
+
+}  // namespace adx::detail
