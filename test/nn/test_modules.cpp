@@ -191,7 +191,7 @@ TEST_CASE("nn::init: bounds and moments of each initialiser, with torch's fans a
   CHECK(nn::init::calculate_gain(nn::init::nonlinearity::sigmoid) == 1);
 }
 
-TEST_CASE("nn::init: a seed gives the same tensor, another seed another; float too; errors") {
+TEST_CASE("nn::init: a seed gives the same tensor and another seed another, float too, and the errors") {
   auto const a = nn::init::normal<double>(shape{5, 7}, 11), b = nn::init::normal<double>(shape{5, 7}, 11);
   auto const c = nn::init::normal<double>(shape{5, 7}, 12);
   bool differs = false;
