@@ -245,7 +245,11 @@ TEST_CASE("optim: step(grads) takes gradients from adx::grad in the parameters' 
   for (std::size_t k = 0; k < c["steps"].size(); ++k) {
     auto const g =
         grad([](auto const& w, auto const& b) { return loss_of(w, b); }, positions<0, 1>)(m.w.value(), m.b.value());
+    tensor<double> const before = m.w.value();
+    double const first = before.data()[0];
     opt->step({std::get<0>(g), std::get<1>(g)});
+    CHECK(before.data()[0] == first);  // a value taken before the step keeps its numbers
+    CHECK(m.w.value().data()[0] != first);
     CHECK(max_error(m.w.value(), c["steps"][k]["params"][0]) <= 1e-11);
     CHECK(max_error(m.b.value(), c["steps"][k]["params"][1]) <= 1e-11);
   }

@@ -197,6 +197,18 @@ class parameter : public tensor<var<T>> {
     for (std::size_t i = 0; i < v.size(); ++i) e[i] = var<T>::recorded(v.data()[i], e[i].index(), e[i].epoch());
   }
 
+  /// New values written in place by f(T* values) (an optimiser's step: one pass, no copy), the
+  /// variables keeping their identity, as assign(). A tensor taken from value() before keeps
+  /// the values it had.
+  template <class F>
+  void update_values(F&& f) {
+    refresh();
+    if (auto* b = block()) return b->update(f);
+    tensor<T> v = value();
+    f(v.data());
+    assign(v);
+  }
+
   /// Whether the variables belong to a recording that is still live on this thread's tape.
   bool live() const {
     if (this->size() == 0) return true;

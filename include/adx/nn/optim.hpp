@@ -227,10 +227,9 @@ class optimizer : public optimizer_base {
  private:
   void apply(std::size_t i, tensor<T> const& g) {
     parameter<T>& p = params_[i];
-    tensor<T> v = p.value();
     states_[i].step += 1;
-    update(v.data(), g.data(), v.shape(), states_[i]);
-    p.assign(v);
+    T const* gv = std::as_const(g).data();
+    p.update_values([&](T* v) { update(v, gv, p.shape(), states_[i]); });
   }
   static std::string hex(double v) {
     std::ostringstream os;

@@ -149,6 +149,20 @@ struct var_values {
     if (elements_)
       for (std::size_t k = 0; k < n; ++k) elements_.get()[k] = element(k);
   }
+  /// Lets f rewrite the n values in place (an optimiser's step), the same variables: values
+  /// shared outside the block keep what they hold (the block takes a copy first), and elements
+  /// already made are rewritten. (Not thread-safe: a write.)
+  template <class F>
+  void update(F&& f) {
+    if (values.use_count() != 1) {
+      std::shared_ptr<T> fresh = allocate<T>(n);
+      std::copy_n(values.get(), n, fresh.get());
+      values = std::move(fresh);
+    }
+    f(const_cast<T*>(values.get()));
+    if (elements_)
+      for (std::size_t k = 0; k < n; ++k) elements_.get()[k] = element(k);
+  }
 
  private:
   mutable std::once_flag made_;
