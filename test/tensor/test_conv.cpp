@@ -121,7 +121,7 @@ TEST_CASE("max_pool2d and avg_pool2d: outputs, gradients and H v against torch")
   }
 }
 
-TEST_CASE("nn::conv2d: torch's shapes and initial bound; a CNN's gradient penalty is differentiable") {
+TEST_CASE("nn::conv2d: torch's shapes and initial bound, and a CNN's gradient penalty is differentiable") {
   nn::conv2d<double> layer(2, 4, {3, 3}, /*seed=*/3, {.padding = {1, 1}});
   CHECK(layer.weight.shape() == shape{4, 2, 3, 3});
   CHECK(layer.bias.shape() == shape{4});
@@ -172,6 +172,41 @@ TEST_CASE("conv2d over variables that are not one block: the adjoints reach each
   backward(l);
   for (std::size_t i = 0; i < xs.size(); ++i) CHECK(close(xs[i].adjoint(), primal(gx.data()[i]), 1e-14, 1e-14));
   for (std::size_t i = 0; i < ws.size(); ++i) CHECK(close(ws[i].adjoint(), primal(gw.data()[i]), 1e-14, 1e-14));
+}
+
+TEST_CASE("conv2d over more samples than one product takes: the chunks' values and gradients are the loops'") {
+  // 9 taps over 139 x 139 positions: three samples per product (2^19 entries), so 7 samples
+  // make chunks of 3, 3 and 1
+  std::size_t const n = 7, c = 2, h = 141, oc = 4;
+  tensor<double> x(shape{n, c, h, h}), w(shape{oc, 1, 3, 3}), b{0.5, -0.25, 0.125, 1.0};
+  for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = std::sin(0.001 * static_cast<double>(i * i % 9973));
+  for (std::size_t i = 0; i < w.size(); ++i) w.data()[i] = std::cos(0.7 * static_cast<double>(i));
+  std::size_t const o = h - 2;  // groups 2: output channels 0, 1 read input channel 0, 2 and 3 channel 1
+  auto const y = numbers(conv2d(x, w, b, {.groups = 2}));
+  REQUIRE(y.shape() == shape{n, oc, o, o});
+  tensor<double> dw(w.shape(), 0.0);  // d sum(y * y / 2) / dw by the loops: sum over positions y * x
+  double worst = 0;
+  for (std::size_t s = 0; s < n; ++s)
+    for (std::size_t k = 0; k < oc; ++k)
+      for (std::size_t r = 0; r < o; ++r)
+        for (std::size_t q = 0; q < o; ++q) {
+          double v = b(k);
+          for (std::size_t i = 0; i < 3; ++i)
+            for (std::size_t j = 0; j < 3; ++j) v += w(k, 0, i, j) * x(s, k / 2, r + i, q + j);
+          worst = std::max(worst, std::abs(v - y(s, k, r, q)));
+          for (std::size_t i = 0; i < 3; ++i)
+            for (std::size_t j = 0; j < 3; ++j) dw(k, 0, i, j) += v * x(s, k / 2, r + i, q + j);
+        }
+  CHECK(worst < 1e-13);
+  auto const g = numbers(grad([&](auto const& ww) { return 0.5 * sum(square(conv2d(x, ww, b, {.groups = 2}))); })(w));
+  for (std::size_t i = 0; i < w.size(); ++i) CHECK(close(g.data()[i], dw.data()[i], 1e-11, 1e-9));
+  // and the input's gradient: d/dx of sum(y) is the sum of the weights whose taps read it
+  auto const gx = numbers(grad([&](auto const& xx) { return sum(conv2d(xx, w, b, {.groups = 2})); })(x));
+  double tap_sum[4] = {0, 0, 0, 0};
+  for (std::size_t k = 0; k < oc; ++k)
+    for (std::size_t i = 0; i < 9; ++i) tap_sum[k] += w.data()[k * 9 + i];
+  CHECK(close(gx(6, 0, 70, 70), tap_sum[0] + tap_sum[1]));      // an inner element of the last chunk
+  CHECK(close(gx(4, 1, 0, 0), w(2, 0, 0, 0) + w(3, 0, 0, 0)));  // a corner: one tap each
 }
 
 TEST_CASE("conv and pooling: errors name the operation and the shapes") {
