@@ -8,6 +8,8 @@
 #   scripts/dev.sh bench       build the scalar benchmarks and write benchmarks/results/scalar.*
 #   scripts/dev.sh bench-tensor  build tensor_bench and write benchmarks/results/tensor.*
 #                              (ADX_BENCH_TORCH=1 also installs LibTorch, libtorch-dev)
+#   scripts/dev.sh bench-train   build train_bench (CNN gradients against LibTorch, an Adam step)
+#                              and print its medians and ratios (ADX_BENCH_TORCH=1 as above)
 #   scripts/dev.sh format      check the C++ sources' formatting with clang-format (changes nothing)
 #   scripts/dev.sh bench-check build the benchmarks with every peer and run them once, briefly
 #   scripts/dev.sh fuzz        build the libFuzzer target (clang++, ASan + UBSan, build-fuzz) and
@@ -135,6 +137,31 @@ case "${1:-}" in
     cmake --build build-bench -j "$jobs" --target tensor_bench
     cmake --build build-bench --target tensor_bench_report
     ;;
+  bench-train)
+    # train_bench: convolutional networks' gradients against LibTorch (ADX_BENCH_TORCH=1 installs
+    # it) and an Adam step against a hand-written loop; 7 interleaved repetitions, medians and
+    # ratios (benchmarks/train_ratios.py)
+    install_missing python3
+    if [ "${ADX_BENCH_TORCH:-0}" = 1 ] && ! dpkg -s libtorch-dev >/dev/null 2>&1; then
+      [ "$(id -u)" -eq 0 ] && s="" || s="sudo"
+      DEBIAN_FRONTEND=noninteractive $s apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends libtorch-dev >/dev/null
+    fi
+    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF -DADX_BUILD_EXAMPLES=OFF \
+      -DADX_BENCH_TORCH=ON >/dev/null
+    cmake --build build-bench -j "$jobs" --target train_bench
+    # Twice: as the process starts (glibc returns large blocks to the system and faults fresh pages
+    # in for the next ones, which LibTorch's allocations pay for), and with glibc's mmap and trim
+    # thresholds raised, as in a long-running training process whose heap has grown.
+    for run in default warm; do
+      tunables=""
+      [ "$run" = warm ] && tunables="glibc.malloc.mmap_threshold=4294967296:glibc.malloc.trim_threshold=4294967296"
+      GLIBC_TUNABLES="$tunables" ./build-bench/benchmarks/train_bench --benchmark_repetitions=7 \
+        --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true --benchmark_min_time=0.3 \
+        --benchmark_format=json >"build-bench/train_$run.json"
+      echo "== allocator: $run"
+      python3 benchmarks/train_ratios.py "build-bench/train_$run.json"
+    done
+    ;;
   format)
     install_missing clang-format
     format=$(command -v clang-format-14 || command -v clang-format)
@@ -180,7 +207,7 @@ case "${1:-}" in
     cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF -DADX_BUILD_EXAMPLES=OFF \
       -DADX_BENCH_TORCH="$([ "${ADX_BENCH_TORCH:-0}" = 1 ] && echo ON || echo OFF)" >/dev/null
     # both programs in one build, so that the two cores share all their files
-    cmake --build build-bench -j "$jobs" --target scalar_bench tensor_bench gradient_loop
+    cmake --build build-bench -j "$jobs" --target scalar_bench tensor_bench gradient_loop train_bench
     if ! ./build-bench/benchmarks/scalar_bench --benchmark_min_time=0.01 >build-bench/scalar_bench_check.txt 2>&1; then
       cat build-bench/scalar_bench_check.txt
       exit 1
@@ -199,6 +226,11 @@ case "${1:-}" in
       exit 1
     fi
     echo "adx: tensor_bench built, checked and ran its small sizes once (build-bench/tensor_bench_check.txt)"
+    if ! ./build-bench/benchmarks/train_bench --check_only >build-bench/train_bench_check.txt 2>&1; then
+      cat build-bench/train_bench_check.txt
+      exit 1
+    fi
+    echo "adx: train_bench built and its start-up checks passed (build-bench/train_bench_check.txt)"
     ;;
   docs)
     # The API reference (docs/Doxyfile: the public headers' /// comments, adx::detail left out)
