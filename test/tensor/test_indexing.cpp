@@ -180,7 +180,8 @@ TEST_CASE("one_hot: labels to rows of ones, the classes given or inferred") {
                        "adx: one_hot: index 3 is out of range for an extent of 3 (shape [2])", shape_error);
 }
 
-TEST_CASE("indexing: a source picked twice gathers both adjoints, at nested levels too, and picked elements stay variables") {
+TEST_CASE(
+    "indexing: a source picked twice gathers both adjoints, at nested levels too, and picked elements stay variables") {
   // d/dx sum(take(x, [1, 1, 0]) * [2, 3, 5]) = [5, 5, 0]
   tensor<double> const x{0.5, -1.5, 4.0};
   auto const f = [](auto const& t) { return sum(take(t, std::vector<long>{1, 1, 0}) * tensor<double>{2.0, 3.0, 5.0}); };
