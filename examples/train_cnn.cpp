@@ -37,8 +37,11 @@ std::pair<adx::tensor<double>, std::vector<long>> make_images(std::size_t n, uns
 
 int main() {
   using namespace adx;
-  auto const [train_x, train_y] = make_images(240, 1);
-  auto const [test_x, test_y] = make_images(120, 2);
+  auto const train = make_images(240, 1), test = make_images(120, 2);
+  tensor<double> const& train_x = train.first;
+  std::vector<long> const& train_y = train.second;
+  tensor<double> const& test_x = test.first;
+  std::vector<long> const& test_y = test.second;
 
   nn::sequential net{nn::conv2d<double>(1, 6, {3, 3}, /*seed=*/1, {.padding = {1, 1}}), nn::act::relu{},
                      [](auto const& t) {
