@@ -174,3 +174,22 @@ TEST_CASE("losses: errors name the loss and what is wrong") {
   // every label ignored: the mean is 0 / 0, NaN, as torch's
   CHECK(std::isnan(primal(nn::cross_entropy(x, std::vector<long>{-100, -100}))));
 }
+
+TEST_CASE("binary_cross_entropy: finite gradients where p is exactly 0 or 1 (a saturated sigmoid)") {
+  // torch: d/dx = sigmoid(x) - t = 0 at x = 20 (float sigmoid is 1) with t = 1, and at -120 with t = 0
+  tape_scope<var<float>> scope;
+  tensor<var<float>> x(tensor<float>{20.0f, -120.0f, 0.5f});
+  var<float> const l = nn::binary_cross_entropy(sigmoid(x), tensor<float>{1.0f, 0.0f, 1.0f});
+  backward(l);
+  CHECK(x(0).adjoint() == 0.0f);
+  CHECK(x(1).adjoint() == 0.0f);
+  CHECK(x(2).adjoint() == doctest::Approx((1 / (1 + std::exp(-0.5)) - 1) / 3).epsilon(1e-6));
+  // in double, p = 0 and 1 with matching targets: loss 0, and the formula's derivative, finite:
+  // d/dp -log(1 - p) = 1 at p = 0, d/dp -log p = -1 at p = 1, halved by the mean (torch gives 0
+  // there, from its (p - t) / max(p (1 - p), 1e-12); docs/derivative_rules.md)
+  auto const g = grad([](auto const& p) {
+    return nn::binary_cross_entropy(p, tensor<double>{0.0, 1.0});
+  })(tensor<double>{0.0, 1.0});
+  CHECK(primal(g(0)) == 0.5);
+  CHECK(primal(g(1)) == -0.5);
+}

@@ -75,7 +75,8 @@ std::unique_ptr<optim::optimizer<double>> make_optimizer(nlohmann::json const& c
                           .maximize = flag("maximize")};
     if (o.contains("betas")) a.beta1 = o["betas"][0], a.beta2 = o["betas"][1];
     if (kind == "Adam") return std::make_unique<optim::adam<double>>(ps, a);
-    return std::make_unique<optim::adamw<double>>(ps, a);
+    optim::adamw_options const w{a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.amsgrad, a.maximize};
+    return std::make_unique<optim::adamw<double>>(ps, w);
   }
   REQUIRE(kind == "RMSprop");
   return std::make_unique<optim::rmsprop<double>>(ps, optim::rmsprop_options{.lr = num("lr", 1e-2),
@@ -319,4 +320,20 @@ TEST_CASE("optim: bad arguments are errors that say what is wrong") {
   says([&] { optim::clip_grad_norm(m.params(), 1.0, 2.0, /*error_if_nonfinite=*/true); },
        "the total norm of the gradients is nan");
   CHECK(std::isnan(m.w.grad()->data()[0]));  // left unchanged
+}
+
+TEST_CASE("optim: AdamW's weight decay defaults to 0.01 with options given too, and clipping sees NaN") {
+  std::vector<parameter<double>> ps{parameter<double>(tensor<double>{1.0}, "p")};
+  optim::adamw<double> opt(ps, {.lr = 0.1});  // torch: AdamW(lr=0.1) decays by lr * 0.01
+  opt.step({tensor<double>{0.0}});
+  CHECK(ps[0].value()(0) == 1.0 * (1 - 0.1 * 0.01));
+  // the largest magnitude of gradients holding a NaN is NaN, as torch's norm(inf) gives
+  ps[0].accumulate_grad(tensor<double>{NAN});
+  CHECK(std::isnan(optim::clip_grad_norm(ps, 1.0, INFINITY)));
+  CHECK_THROWS_AS(optim::clip_grad_norm(ps, 1.0, INFINITY, true), value_error);
+  // gradients held as a list (value_and_grad's) are clipped in place
+  std::vector<tensor<double>> grads{tensor<double>{3.0, 0.0}, tensor<double>{4.0}};
+  CHECK(optim::clip_grad_norm(grads, 1.0) == 5.0);
+  CHECK(grads[0](0) == doctest::Approx(0.6).epsilon(1e-6));
+  CHECK(grads[1](0) == doctest::Approx(0.8).epsilon(1e-6));
 }

@@ -16,8 +16,10 @@
 // docs/derivative_rules.md says so (binary_cross_entropy's gradient where log p is clamped).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -219,7 +221,14 @@ auto binary_cross_entropy(P const& p, T const& target, tensor<double> const& wei
       throw value_error("adx: binary_cross_entropy: every element of the input must be in [0, 1] (element " +
                         std::to_string(i) + " is " + std::to_string(v) + ")");
   }
-  auto const l = eval(-(target * max(log(pv), -100.0) + (1 - target) * max(log(1 - pv), -100.0)));
+  // log clamped at -100 as torch clamps it. The log's argument is kept above a floor first, so
+  // that at p = 0 or 1 the clamped term's derivative is 0, not 0 times log's infinite one: 3e-44
+  // (log -100.2, clamped) for double, the smallest normal float for float, whose reciprocal
+  // is finite (log -87.3: float p below 1.2e-38 gives -87.3 there where torch gives log p)
+  using N = detail::parameter_t<decltype(pv)>;
+  N const floor = std::max(static_cast<N>(3e-44), std::numeric_limits<N>::min());
+  auto const l =
+      eval(-(target * max(log(max(pv, floor)), -100.0) + (1 - target) * max(log(max(1 - pv, floor)), -100.0)));
   if (weight.size() == 0) return detail::reduce_loss<R>(l);
   return detail::reduce_loss<R>(eval(l * weight));
 }

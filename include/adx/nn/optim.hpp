@@ -370,17 +370,28 @@ class adam : public optimizer<T> {
   adam_options o_;  ///< the options
 };
 
+/// torch.optim.AdamW's options: Adam's, with weight_decay 0.01 by default.
+struct adamw_options {
+  double lr = 1e-3;            ///< the learning rate
+  double beta1 = 0.9;          ///< decay of the first moment's running average
+  double beta2 = 0.999;        ///< decay of the second moment's running average
+  double eps = 1e-8;           ///< added to the denominator
+  double weight_decay = 1e-2;  ///< the decoupled decay: p *= 1 - lr * weight_decay
+  bool amsgrad = false;        ///< AMSGrad: the running maximum of the second moment
+  bool maximize = false;       ///< ascend instead of descend
+  /// As Adam's options (the step reads these).
+  constexpr operator adam_options() const { return {lr, beta1, beta2, eps, weight_decay, amsgrad, maximize}; }
+};
+
 /// AdamW, as torch.optim.AdamW: Adam with the weight decay applied to the parameters
 /// (p *= 1 - lr * weight_decay) rather than added to the gradient. weight_decay defaults to 0.01.
 template <class T>
 class adamw : public adam<T> {
  public:
   /// AdamW over a module's trainable_params().
-  adamw(parameter_list<T> const& ps, adam_options o = defaults()) : adamw(aliases(ps), o) {}
+  adamw(parameter_list<T> const& ps, adamw_options o = {}) : adamw(aliases(ps), o) {}
   /// AdamW over the parameters ps; value_error for torch's invalid options.
-  adamw(std::vector<parameter<T>> ps, adam_options o = defaults()) : adam<T>(std::move(ps), o, "adamw") {}
-  /// AdamW's defaults: Adam's with weight_decay 0.01.
-  static adam_options defaults() { return {.weight_decay = 1e-2}; }
+  adamw(std::vector<parameter<T>> ps, adamw_options o = {}) : adam<T>(std::move(ps), o, "adamw") {}
 
  private:
   char const* kind() const noexcept override { return "adamw"; }
@@ -460,10 +471,12 @@ T clip_grad_norm(std::vector<parameter<T>> const& params, double max_norm, doubl
   if (!(norm_type > 0)) throw value_error("adx: optim::clip_grad_norm: norm_type must be > 0");
   bool const inf = std::isinf(norm_type);
   T const p = static_cast<T>(norm_type);
-  auto norm_of = [&](T const* x, std::size_t n) {  // torch.norm(x, norm_type), or the largest |x|
+  auto norm_of = [&](T const* x, std::size_t n) {  // torch.norm(x, norm_type), or the largest |x| (NaN wins)
     T r = 0;
     for (std::size_t k = 0; k < n; ++k)
-      r = inf ? std::max(r, std::abs(x[k])) : norm_type == 2 ? r + x[k] * x[k] : r + std::pow(std::abs(x[k]), p);
+      r = inf              ? (std::abs(x[k]) > r || std::isnan(x[k]) ? std::abs(x[k]) : r)
+          : norm_type == 2 ? r + x[k] * x[k]
+                           : r + std::pow(std::abs(x[k]), p);
     return inf ? r : norm_type == 2 ? std::sqrt(r) : std::pow(r, 1 / p);
   };
   std::vector<T> norms;
@@ -484,6 +497,22 @@ T clip_grad_norm(std::vector<parameter<T>> const& params, double max_norm, doubl
     }
   return total;
 }
+/// clip_grad_norm over gradients held as a list (what value_and_grad returns, for step(grads)):
+/// the same total and scale, applied to the tensors in place.
+template <class T>
+T clip_grad_norm(std::vector<tensor<T>>& grads, double max_norm, double norm_type = 2,
+                 bool error_if_nonfinite = false) {
+  std::vector<parameter<T>> holders;
+  holders.reserve(grads.size());
+  for (auto const& g : grads) {
+    holders.emplace_back(tensor<T>(g.shape(), T(0)));
+    holders.back().accumulate_grad(g);
+  }
+  T const total = clip_grad_norm(holders, max_norm, norm_type, error_if_nonfinite);
+  for (std::size_t i = 0; i < grads.size(); ++i) grads[i] = *holders[i].grad();
+  return total;
+}
+
 /// clip_grad_norm over a module's trainable_params().
 template <class T>
 T clip_grad_norm(parameter_list<T> const& params, double max_norm, double norm_type = 2,
