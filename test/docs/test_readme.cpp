@@ -397,6 +397,7 @@ TEST_CASE("guide: an optimiser, a schedule and clipping in a torch-style loop") 
 optim::adam<double> opt(model.trainable_params(), {.lr = 1e-3, .weight_decay = 1e-4});
 optim::cosine_annealing_lr schedule(opt, /*t_max=*/100);
 for (int epoch = 0; epoch < 100; ++epoch) {
+  tape_scope<var<double>> step;                // this step's recording, dropped at its end
   opt.zero_grad();                             // empties every parameter's grad()
   autograd::backward(loss(model, x, y));       // accumulates into grad()
   optim::clip_grad_norm(opt.params(), 1.0);    // optional: total 2-norm at most 1

@@ -337,3 +337,25 @@ TEST_CASE("optim: AdamW's weight decay defaults to 0.01 with options given too, 
   CHECK(grads[0](0) == doctest::Approx(0.6).epsilon(1e-6));
   CHECK(grads[1](0) == doctest::Approx(0.8).epsilon(1e-6));
 }
+
+TEST_CASE("optim: a training loop with a tape_scope per step keeps the tape's size and gives the same numbers") {
+  model scoped, plain;
+  optim::adam<double> a(scoped.params(), {.lr = 0.05}), b(plain.params(), {.lr = 0.05});
+  std::size_t first = 0, last = 0;
+  for (int k = 0; k < 30; ++k) {
+    {
+      tape_scope<var<double>> step;
+      a.zero_grad();
+      autograd::backward(var<double>(loss_of(scoped.w, scoped.b)));
+      a.step();
+    }
+    std::size_t const used = tape<double>::current().stats().bytes_used;
+    (k == 0 ? first : last) = used;
+    b.zero_grad();  // the same steps through value_and_grad, which opens its own recording
+    auto const g = grad([&](auto const& w, auto const& bias) { return loss_of(w, bias); }, positions<0, 1>)(
+        plain.w.value(), plain.b.value());
+    b.step({std::get<0>(g), std::get<1>(g)});
+  }
+  CHECK(last == first);
+  for (std::size_t i = 0; i < scoped.w.size(); ++i) CHECK(scoped.w.value().data()[i] == plain.w.value().data()[i]);
+}

@@ -7,10 +7,14 @@
 //     nn::dense<double> layer(4, 2);
 //     optim::adam<double> opt(layer.trainable_params(), {.lr = 1e-2});
 //     for (...) {
+//       tape_scope<var<double>> step;            // each step's recording its own (see below)
 //       opt.zero_grad();
 //       autograd::backward(loss(layer, x, y));   // accumulates into each parameter's grad()
 //       opt.step();
 //     }
+//
+// A step recorded on the thread's base recording instead would stay on the tape, and every
+// later backward sweep would go down past it to the parameters: the steps would get slower.
 //
 // The update of each element is torch.optim's (PyTorch 1.13, foreach=False), written out
 // operation by operation in the same order, constants cast to the parameters' type as torch
