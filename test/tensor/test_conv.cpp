@@ -209,6 +209,27 @@ TEST_CASE("conv2d over more samples than one product takes: the chunks' values a
   CHECK(close(gx(4, 1, 0, 0), w(2, 0, 0, 0) + w(3, 0, 0, 0)));  // a corner: one tap each
 }
 
+TEST_CASE("pooling and convolution at their edges: -inf inputs, windows past the input, empty lines") {
+  // all -inf: each window's gradient goes to its first element inside the input (torch's indices)
+  tensor<double> const x(shape{1, 1, 2, 2}, -INFINITY);
+  auto const g = numbers(grad([](auto const& t) {
+    return sum(max_pool2d(t, {2, 2}, {.stride = {1, 1}, .padding = {1, 1}}));
+  })(x));
+  CHECK(g(0, 0, 0, 0) == 4.0);
+  CHECK(g(0, 0, 0, 1) == 2.0);
+  CHECK(g(0, 0, 1, 0) == 2.0);
+  CHECK(g(0, 0, 1, 1) == 1.0);
+  // a dilated kernel whose taps mostly fall in the padding: one window, the centre tap inside
+  tensor<double> const ones(shape{1, 1, 5, 5}, 1.0), w(shape{1, 1, 3, 3}, 1.0);
+  auto const y = numbers(conv2d(ones, w, {.padding = {2, 2}, .dilation = {4, 4}}));
+  REQUIRE(y.shape() == shape{1, 1, 1, 1});
+  CHECK(y(0, 0, 0, 0) == 1.0);
+  // argmax over a non-empty axis of a tensor with no elements: an empty result, as torch
+  CHECK(argmax(tensor<double>(shape{0, 3}), 1).shape() == shape{0});
+  CHECK(argmin(tensor<double>(shape{2, 0}), 0, true).shape() == shape{1, 0});
+  CHECK_THROWS_AS(argmax(tensor<double>(shape{2, 0}), 1), shape_error);
+}
+
 TEST_CASE("conv and pooling: errors name the operation and the shapes") {
   tensor<double> const x(shape{1, 4, 5, 5}, 1.0);
   CHECK_THROWS_WITH_AS(conv2d(tensor<double>(shape{4, 5, 5}), tensor<double>(shape{2, 4, 3, 3})),

@@ -8,8 +8,8 @@
 // element types, so that second derivatives of a network's loss (gradient penalties,
 // Hessian-vector products) work. Pooling picks each window's elements (tensor/indexing.hpp's
 // pick: the input's own variables, or the padding's constant) and reduces them: max (the
-// gradient to the first largest element of the window, the one torch's indices name; the
-// padding is -inf) or mean.
+// gradient to the first largest element of the window, the one torch's indices name, never
+// the padding) or mean.
 #pragma once
 
 #include <array>
@@ -84,23 +84,32 @@ inline window_geometry windows(char const* op, shape const& x, std::size_t kh, s
 }
 
 /// The windows of every channel apart, picked (as their elements): rows (b, ch, y, x), columns
-/// (i, j); the padding is `fill`.
+/// (i, j); the padding is `fill`, or with repeat_first the window's first tap inside the input
+/// (max pooling: the maximum is the same, and a tie is never the padding's, as torch's indices
+/// never name the padding; a window with no tap inside takes `fill`).
 template <class S>
-tensor<S> pool_columns(tensor<S> const& x, window_geometry const& g, double fill) {
+tensor<S> pool_columns(tensor<S> const& x, window_geometry const& g, double fill, bool repeat_first = false) {
   std::size_t const cols = g.kh * g.kw;
   std::vector<std::size_t> src(g.n * g.c * g.oh * g.ow * cols);
   std::size_t k = 0;
   for (std::size_t b = 0; b < g.n; ++b)
     for (std::size_t ch = 0; ch < g.c; ++ch)
       for (std::size_t y = 0; y < g.oh; ++y)
-        for (std::size_t x0 = 0; x0 < g.ow; ++x0)
+        for (std::size_t x0 = 0; x0 < g.ow; ++x0) {
+          auto const at = [&](long r, long q) {
+            return r < 0 || q < 0
+                       ? no_source
+                       : ((b * g.c + ch) * g.h + static_cast<std::size_t>(r)) * g.w + static_cast<std::size_t>(q);
+          };
+          std::size_t pad = no_source;  // what the padding's taps read
+          for (std::size_t i = 0; repeat_first && pad == no_source && i < g.kh; ++i)
+            for (std::size_t j = 0; pad == no_source && j < g.kw; ++j) pad = at(g.row(y, i), g.col(x0, j));
           for (std::size_t i = 0; i < g.kh; ++i)
             for (std::size_t j = 0; j < g.kw; ++j) {
-              long const r = g.row(y, i), q = g.col(x0, j);
-              src[k++] = r < 0 || q < 0
-                             ? no_source
-                             : ((b * g.c + ch) * g.h + static_cast<std::size_t>(r)) * g.w + static_cast<std::size_t>(q);
+              std::size_t const s = at(g.row(y, i), g.col(x0, j));
+              src[k++] = s == no_source ? pad : s;
             }
+        }
   return pick(x, shape{g.n * g.c * g.oh * g.ow, cols}, src, fill);
 }
 
@@ -169,8 +178,8 @@ auto conv1d(X const& x, W const& w, tensor<SB> const& bias, conv1d_options const
 }
 
 /// The largest element of each kh x kw window of every channel of x [N, C, H, W] (torch's
-/// max_pool2d): [N, C, OH, OW]. The padding is -inf; the gradient goes to the first largest
-/// element of each window.
+/// max_pool2d): [N, C, OH, OW]. The padding never wins (it counts as -inf, and a tie with it goes
+/// to the input's element); the gradient goes to the first largest element of each window.
 template <class S>
 tensor<S> max_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool2d_options const& o = {}) {
   std::array<std::size_t, 2> const st{o.stride[0] ? o.stride[0] : kernel[0], o.stride[1] ? o.stride[1] : kernel[1]};
@@ -178,7 +187,7 @@ tensor<S> max_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool
       detail::windows("max_pool2d", x.shape(), kernel[0], kernel[1], st, o.padding, o.dilation);
   if (2 * o.padding[0] > kernel[0] || 2 * o.padding[1] > kernel[1])
     detail::throw_shape_error("max_pool2d", "the padding must be at most half the kernel", x.shape());
-  auto const cols = detail::pool_columns(x, g, -std::numeric_limits<double>::infinity());
+  auto const cols = detail::pool_columns(x, g, -std::numeric_limits<double>::infinity(), /*repeat_first=*/true);
   return tensor<S>(max(cols, 1)).reshape(shape{g.n, g.c, g.oh, g.ow});
 }
 

@@ -57,8 +57,8 @@ inline tap_columns columns_of(window_geometry const& g, std::size_t j) {
   long const s = static_cast<long>(g.stride[1]), w = static_cast<long>(g.w);
   long const first = off >= 0 ? 0 : (-off + s - 1) / s;           // the first x with x s + off >= 0
   long const last = w - 1 - off < 0 ? 0 : (w - 1 - off) / s + 1;  // one past the last with x s + off < w
-  long const ow = static_cast<long>(g.ow);
-  return {static_cast<std::size_t>(std::min(first, ow)), static_cast<std::size_t>(std::clamp(last, first, ow)), off};
+  long const ow = static_cast<long>(g.ow), f = std::min(first, ow);
+  return {static_cast<std::size_t>(f), static_cast<std::size_t>(std::clamp(last, f, ow)), off};
 }
 
 /// The window matrix of channels [c0, c0 + cn) of one sample (x: its C H W values): row

@@ -331,6 +331,15 @@ std::pair<tensor<S>, tensor<long>> topk(tensor<S> const& x, std::size_t k, long 
 namespace detail {
 template <class S>
 tensor<long> arg_extreme(char const* op, tensor<S> const& x, long const* axis, bool keepdim, bool largest) {
+  if (axis && x.size() == 0 && x.rank() > 0 && x.shape()[normalize_axis(op, *axis, x.shape())] != 0) {
+    shape out = x.shape();  // lines along a non-empty axis, none of them: an empty result
+    std::size_t const ax = normalize_axis(op, *axis, x.shape());
+    if (keepdim)
+      out[ax] = 1;
+    else
+      out.erase(ax);
+    return tensor<long>(out);
+  }
   if (x.size() == 0)
     throw_shape_error(op, "an empty tensor has no " + std::string(largest ? "largest" : "smallest") + " element",
                       x.shape());
