@@ -240,6 +240,10 @@ class sequential {
   }
   template <class L, class X>
   static void append(L& out, X& m) {
+    if constexpr (requires { m.trainable_params(); })
+      static_assert(has_parameters<X>,
+                    "adx: nn::sequential: a module's trainable_params() must return a parameter_list<T> (references "
+                    "to the module's own parameters), or its parameters would not be trained");
     if constexpr (has_parameters<X>) {
       auto ps = m.trainable_params();
       out.insert(out.end(), ps.begin(), ps.end());

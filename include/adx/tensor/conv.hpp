@@ -119,6 +119,11 @@ auto conv2d_checked(tensor<SX> const& x, tensor<SW> const& w, tensor<SB> const* 
   using S = std::conditional_t<(level_v<SX> >= level_v<SW>), SX, SW>;
   static_assert(std::is_same_v<S, SX> || level_v<SX> < level_v<S>,
                 "adx: conv2d of two different AD element types at the same nesting level");
+  static_assert(std::is_floating_point_v<innermost_t<SX>> && std::is_floating_point_v<innermost_t<SW>>,
+                "adx: conv2d needs floating-point elements (convert an integer tensor first, e.g. "
+                "tensor<double>(x)), as torch's convolution refuses integer tensors");
+  static_assert(std::is_same_v<innermost_t<SX>, innermost_t<SW>>,
+                "adx: conv2d of float and double elements: convert one side first (torch refuses mixed dtypes)");
   if (w.rank() != 4) throw_shape_error("conv2d", "the weight must be [out, in / groups, kh, kw]", w.shape());
   std::size_t const oc = w.shape()[0], groups = o.groups;
   window_geometry const g = windows("conv2d", x.shape(), w.shape()[2], w.shape()[3], o.stride, o.padding, o.dilation);
@@ -182,6 +187,8 @@ auto conv1d(X const& x, W const& w, tensor<SB> const& bias, conv1d_options const
 /// to the input's element); the gradient goes to the first largest element of each window.
 template <class S>
 tensor<S> max_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool2d_options const& o = {}) {
+  static_assert(std::is_floating_point_v<innermost_t<S>>,
+                "adx: max_pool2d needs floating-point elements (convert an integer tensor first)");
   std::array<std::size_t, 2> const st{o.stride[0] ? o.stride[0] : kernel[0], o.stride[1] ? o.stride[1] : kernel[1]};
   detail::window_geometry const g =
       detail::windows("max_pool2d", x.shape(), kernel[0], kernel[1], st, o.padding, o.dilation);
@@ -195,6 +202,8 @@ tensor<S> max_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool
 /// [N, C, OH, OW]. The padding is zeros, counted in the mean unless count_include_pad is false.
 template <class S>
 tensor<S> avg_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool2d_options const& o = {}) {
+  static_assert(std::is_floating_point_v<innermost_t<S>>,
+                "adx: avg_pool2d needs floating-point elements (convert an integer tensor first)");
   std::array<std::size_t, 2> const st{o.stride[0] ? o.stride[0] : kernel[0], o.stride[1] ? o.stride[1] : kernel[1]};
   if (o.dilation != std::array<std::size_t, 2>{1, 1})
     detail::throw_shape_error("avg_pool2d", "has no dilation (torch's neither)", x.shape());
