@@ -37,9 +37,7 @@ tensor<double> numbers(tensor<S> const& t) {
   return r;
 }
 
-std::array<std::size_t, 2> pair_of(nlohmann::json const& v) {
-  return {v[0].get<std::size_t>(), v[1].get<std::size_t>()};
-}
+size2 pair_of(nlohmann::json const& v) { return {v[0].get<std::size_t>(), v[1].get<std::size_t>()}; }
 
 /// The case's operation on x, the weight w and the bias b (tensors of any element types).
 template <class X, class W, class B>
@@ -62,7 +60,7 @@ auto apply(nlohmann::json const& c, X const& x, W const& w, B const& b) {
 template <class X>
 auto pool(nlohmann::json const& c, X const& x) {
   auto const& o = c["options"];
-  std::array<std::size_t, 2> const k = pair_of(c["kernel"]);
+  size2 const k = pair_of(c["kernel"]);
   if (c["op"] == "max_pool2d")
     return max_pool2d(
         x, k, {.stride = pair_of(o["stride"]), .padding = pair_of(o["padding"]), .dilation = pair_of(o["dilation"])});
@@ -228,6 +226,20 @@ TEST_CASE("pooling and convolution at their edges: -inf inputs, windows past the
   CHECK(argmax(tensor<double>(shape{0, 3}), 1).shape() == shape{0});
   CHECK(argmin(tensor<double>(shape{2, 0}), 0, true).shape() == shape{1, 0});
   CHECK_THROWS_AS(argmax(tensor<double>(shape{2, 0}), 1), shape_error);
+}
+
+TEST_CASE("conv and pooling: one number for both axes, as torch's int arguments") {
+  tensor<double> x(shape{1, 1, 6, 6});
+  for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = static_cast<double>(i % 7);
+  tensor<double> const w(shape{1, 1, 3, 3}, 1.0);
+  CHECK(conv2d(x, w, {.padding = {1}}).shape() == shape{1, 1, 6, 6});  // torch: padding=1
+  CHECK(conv2d(x, w, {.padding = 1, .dilation = 2}).shape() == shape{1, 1, 4, 4});
+  auto const a = numbers(conv2d(x, w, {.stride = 2, .padding = 1})),
+             b = numbers(conv2d(x, w, {.stride = {2, 2}, .padding = {1, 1}}));
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a.data()[i] == b.data()[i]);
+  CHECK(max_pool2d(x, 3, {.stride = {1}}).shape() == shape{1, 1, 4, 4});  // torch: stride=1
+  CHECK(avg_pool2d(x, 2).shape() == shape{1, 1, 3, 3});                   // stride: the kernel
+  CHECK(nn::conv2d<double>(1, 2, 3).weight.shape() == shape{2, 1, 3, 3});
 }
 
 TEST_CASE("conv and pooling: errors name the operation and the shapes") {

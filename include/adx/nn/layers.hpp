@@ -85,10 +85,10 @@ class dense {
 template <class T = double>
 class conv2d {
  public:
-  /// A layer from `in` channels to `out`, with a kernel of kernel[0] x kernel[1]; value_error if
+  /// A layer from `in` channels to `out`, with a kernel of kernel.h x kernel.w (one number: square); value_error if
   /// a size is 0 or the channels do not divide into the groups.
-  conv2d(std::size_t in, std::size_t out, std::array<std::size_t, 2> kernel, std::uint64_t seed = 0,
-         conv2d_options options = {}, bool has_bias = true, std::string const& name = "conv2d")
+  conv2d(std::size_t in, std::size_t out, size2 kernel, std::uint64_t seed = 0, conv2d_options options = {},
+         bool has_bias = true, std::string const& name = "conv2d")
       : weight(uniform_init<T>(shape{out, in / std::max<std::size_t>(options.groups, 1), kernel[0], kernel[1]},
                                bound(in, kernel, options), seed),
                name + ".weight"),
@@ -123,7 +123,7 @@ class conv2d {
   parameter<T> bias;    ///< shape [out] (or [0] without bias), named "<name>.bias"
 
  private:
-  static double bound(std::size_t in, std::array<std::size_t, 2> k, conv2d_options const& o) {
+  static double bound(std::size_t in, size2 k, conv2d_options const& o) {
     double const fan_in = static_cast<double>(in / std::max<std::size_t>(o.groups, 1) * k[0] * k[1]);
     return fan_in > 0 ? 1 / std::sqrt(fan_in) : 0;
   }

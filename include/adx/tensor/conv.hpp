@@ -28,12 +28,29 @@
 
 namespace adx {
 
-/// conv2d's options, torch's keywords: one number per spatial axis (height, width).
+/// A size per spatial axis, height then width: {h, w}, or one number for both, as torch's int
+/// or tuple arguments (`.padding = 1` and `.padding = {1}` pad both axes).
+struct size2 {
+  std::size_t h = 0;  ///< along the height
+  std::size_t w = 0;  ///< along the width
+  constexpr size2() = default;
+  /// Both axes the same.
+  constexpr size2(std::size_t both) : h(both), w(both) {}
+  /// Height and width.
+  constexpr size2(std::size_t height, std::size_t width) : h(height), w(width) {}
+  /// Axis 0 (height) or 1 (width).
+  constexpr std::size_t operator[](std::size_t axis) const { return axis == 0 ? h : w; }
+  /// The same sizes.
+  friend constexpr bool operator==(size2 const&, size2 const&) = default;
+};
+
+/// conv2d's options, torch's keywords: one number per spatial axis (height, width), or one for
+/// both.
 struct conv2d_options {
-  std::array<std::size_t, 2> stride{1, 1};    ///< the step between windows
-  std::array<std::size_t, 2> padding{0, 0};   ///< zeros added on both sides
-  std::array<std::size_t, 2> dilation{1, 1};  ///< the step between a window's taps
-  std::size_t groups = 1;                     ///< channel groups convolved apart
+  size2 stride{1};         ///< the step between windows
+  size2 padding{0};        ///< zeros added on both sides
+  size2 dilation{1};       ///< the step between a window's taps
+  std::size_t groups = 1;  ///< channel groups convolved apart
 };
 
 /// conv1d's options, torch's keywords.
@@ -46,10 +63,10 @@ struct conv1d_options {
 
 /// Pooling's options (torch's max_pool2d and avg_pool2d keywords; ceil_mode is false).
 struct pool2d_options {
-  std::array<std::size_t, 2> stride{0, 0};    ///< the step between windows; 0: the kernel size
-  std::array<std::size_t, 2> padding{0, 0};   ///< added on both sides (-inf for max, 0 for avg)
-  std::array<std::size_t, 2> dilation{1, 1};  ///< max_pool2d: the step between a window's taps
-  bool count_include_pad = true;              ///< avg_pool2d: the padding counts in the mean
+  size2 stride{0};                ///< the step between windows; 0 (the default): the kernel's size
+  size2 padding{0};               ///< added on both sides (never chosen by max, 0 for avg)
+  size2 dilation{1};              ///< max_pool2d: the step between a window's taps
+  bool count_include_pad = true;  ///< avg_pool2d: the padding counts in the mean
 };
 
 namespace detail {
@@ -57,9 +74,8 @@ namespace detail {
 /// The geometry of sliding a kh x kw window over the spatial axes of an [N, C, H, W] input,
 /// checked: shape_error naming op if the input is not of rank 4, a size is 0, or the (dilated)
 /// kernel is larger than the padded input.
-inline window_geometry windows(char const* op, shape const& x, std::size_t kh, std::size_t kw,
-                               std::array<std::size_t, 2> st, std::array<std::size_t, 2> pad,
-                               std::array<std::size_t, 2> dil) {
+inline window_geometry windows(char const* op, shape const& x, std::size_t kh, std::size_t kw, size2 st, size2 pad,
+                               size2 dil) {
   if (x.rank() != 4) throw_shape_error(op, "the input must be [batch, channels, height, width]", x);
   if (st[0] == 0 || st[1] == 0 || dil[0] == 0 || dil[1] == 0 || kh == 0 || kw == 0)
     throw_shape_error(op, "the kernel, stride and dilation must be positive", x);
@@ -186,10 +202,10 @@ auto conv1d(X const& x, W const& w, tensor<SB> const& bias, conv1d_options const
 /// max_pool2d): [N, C, OH, OW]. The padding never wins (it counts as -inf, and a tie with it goes
 /// to the input's element); the gradient goes to the first largest element of each window.
 template <class S>
-tensor<S> max_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool2d_options const& o = {}) {
+tensor<S> max_pool2d(tensor<S> const& x, size2 kernel, pool2d_options const& o = {}) {
   static_assert(std::is_floating_point_v<innermost_t<S>>,
                 "adx: max_pool2d needs floating-point elements (convert an integer tensor first)");
-  std::array<std::size_t, 2> const st{o.stride[0] ? o.stride[0] : kernel[0], o.stride[1] ? o.stride[1] : kernel[1]};
+  size2 const st{o.stride[0] ? o.stride[0] : kernel[0], o.stride[1] ? o.stride[1] : kernel[1]};
   detail::window_geometry const g =
       detail::windows("max_pool2d", x.shape(), kernel[0], kernel[1], st, o.padding, o.dilation);
   if (2 * o.padding[0] > kernel[0] || 2 * o.padding[1] > kernel[1])
@@ -201,12 +217,11 @@ tensor<S> max_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool
 /// The mean of each kh x kw window of every channel of x [N, C, H, W] (torch's avg_pool2d):
 /// [N, C, OH, OW]. The padding is zeros, counted in the mean unless count_include_pad is false.
 template <class S>
-tensor<S> avg_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool2d_options const& o = {}) {
+tensor<S> avg_pool2d(tensor<S> const& x, size2 kernel, pool2d_options const& o = {}) {
   static_assert(std::is_floating_point_v<innermost_t<S>>,
                 "adx: avg_pool2d needs floating-point elements (convert an integer tensor first)");
-  std::array<std::size_t, 2> const st{o.stride[0] ? o.stride[0] : kernel[0], o.stride[1] ? o.stride[1] : kernel[1]};
-  if (o.dilation != std::array<std::size_t, 2>{1, 1})
-    detail::throw_shape_error("avg_pool2d", "has no dilation (torch's neither)", x.shape());
+  size2 const st{o.stride[0] ? o.stride[0] : kernel[0], o.stride[1] ? o.stride[1] : kernel[1]};
+  if (o.dilation != size2{1}) detail::throw_shape_error("avg_pool2d", "has no dilation (torch's neither)", x.shape());
   detail::window_geometry const g =
       detail::windows("avg_pool2d", x.shape(), kernel[0], kernel[1], st, o.padding, o.dilation);
   if (2 * o.padding[0] > kernel[0] || 2 * o.padding[1] > kernel[1])
@@ -227,12 +242,12 @@ tensor<S> avg_pool2d(tensor<S> const& x, std::array<std::size_t, 2> kernel, pool
 
 /// max_pool2d of an expression, evaluated first.
 template <tensor_operand X>
-requires(!tensor_type<X>) auto max_pool2d(X const& x, std::array<std::size_t, 2> kernel, pool2d_options const& o = {}) {
+requires(!tensor_type<X>) auto max_pool2d(X const& x, size2 kernel, pool2d_options const& o = {}) {
   return max_pool2d(eval(x), kernel, o);
 }
 /// avg_pool2d of an expression, evaluated first.
 template <tensor_operand X>
-requires(!tensor_type<X>) auto avg_pool2d(X const& x, std::array<std::size_t, 2> kernel, pool2d_options const& o = {}) {
+requires(!tensor_type<X>) auto avg_pool2d(X const& x, size2 kernel, pool2d_options const& o = {}) {
   return avg_pool2d(eval(x), kernel, o);
 }
 
