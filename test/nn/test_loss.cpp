@@ -193,3 +193,28 @@ TEST_CASE("binary_cross_entropy: finite gradients where p is exactly 0 or 1 (a s
   CHECK(primal(g(0)) == 0.5);
   CHECK(primal(g(1)) == -0.5);
 }
+
+TEST_CASE("losses over float tensors stay float, with float constants and weights, and agree with double") {
+  tensor<float> const p{0.2f, 0.7f, 0.4f}, t{0.0f, 1.0f, 0.5f};
+  tensor<double> const pd(p), td(t);
+  auto const same = [](auto got, double want) {
+    static_assert(std::is_same_v<decltype(got), float>, "a float loss");
+    CHECK(got == doctest::Approx(want).epsilon(1e-6));
+  };
+  same(nn::mse_loss(p, t), nn::mse_loss(pd, td));
+  same(nn::huber_loss(p, t, 0.3), nn::huber_loss(pd, td, 0.3));
+  same(nn::smooth_l1_loss(p, t, 0.3), nn::smooth_l1_loss(pd, td, 0.3));
+  same(nn::smooth_l1_loss(p, t, 0.0), nn::smooth_l1_loss(pd, td, 0.0));
+  same(nn::binary_cross_entropy(p, t, tensor<double>{1.0, 2.0, 0.5}),
+       nn::binary_cross_entropy(pd, td, tensor<double>{1.0, 2.0, 0.5}));
+  same(nn::binary_cross_entropy_with_logits(p, t, {.pos_weight = tensor<double>{2.0}}),
+       nn::binary_cross_entropy_with_logits(pd, td, {.pos_weight = tensor<double>{2.0}}));
+  tensor<float> const logits{{1.0f, 2.0f, 0.5f}, {0.1f, -1.0f, 3.0f}};
+  tensor<double> const ld(logits);
+  nn::class_loss_options const o{.weight = tensor<double>{0.5, 2.0, 1.0}, .label_smoothing = 0.1};
+  same(nn::cross_entropy(logits, std::vector<long>{1, 2}, o), nn::cross_entropy(ld, std::vector<long>{1, 2}, o));
+  auto const each = nn::cross_entropy<nn::reduction::none>(logits, std::vector<long>{1, 2}, o);
+  static_assert(std::is_same_v<std::remove_cvref_t<decltype(each)>, tensor<float>>);
+  tensor<float> const probs{{0.2f, 0.3f, 0.5f}, {0.1f, 0.1f, 0.8f}};
+  same(nn::cross_entropy(logits, probs, o), nn::cross_entropy(ld, tensor<double>(probs), o));
+}

@@ -79,6 +79,13 @@ inline void check_class_loss(char const* op, shape const& lp, shape const& label
                       std::to_string(o.label_smoothing));
 }
 
+/// The class weights as a row [1, C] of the numbers' type (ones without weights).
+template <class N>
+tensor<N> class_weights(nn::class_loss_options const& o, std::size_t c) {
+  if (o.weight.size() == 0) return tensor<N>(shape{1, c}, N(1));
+  return tensor<N>(o.weight.reshape(shape{1, c}));
+}
+
 /// nll_loss over log-probabilities lp [N, C] and integer labels, with cross_entropy's label
 /// smoothing when eps > 0 (torch 1.13's cross_entropy_loss_label_smoothing).
 template <reduction R, class S, class Ix>
@@ -87,14 +94,15 @@ auto class_loss(char const* op, tensor<S> const& lp, Ix const& labels, class_los
   check_class_loss(op, lp.shape(), y.shape(), o);
   std::size_t const n = lp.shape()[0], c = lp.shape()[1];
   tensor<long> safe(shape{n, 1});
-  tensor<double> w(shape{n}), keep(shape{n});  // each row's class weight (0 if ignored); 1 unless ignored
-  double total = 0;                            // the mean's denominator: the weights counted
+  using N = parameter_t<tensor<S>>;       // the numbers' type: constants stay float for float elements
+  tensor<N> w(shape{n}), keep(shape{n});  // each row's class weight (0 if ignored); 1 unless ignored
+  double total = 0;                       // the mean's denominator: the weights counted
   for (std::size_t i = 0; i < n; ++i) {
     bool const ignored = static_cast<long>(y.data()[i]) == o.ignore_index;
     std::size_t const k = ignored ? 0 : detail::checked_index(op, y.data()[i], c, false, y.shape());
     safe.data()[i] = static_cast<long>(k);
-    w.data()[i] = ignored ? 0.0 : o.weight.size() ? o.weight.data()[k] : 1.0;
-    keep.data()[i] = ignored ? 0.0 : 1.0;
+    w.data()[i] = static_cast<N>(ignored ? 0.0 : o.weight.size() ? o.weight.data()[k] : 1.0);
+    keep.data()[i] = static_cast<N>(ignored ? 0.0 : 1.0);
     total += w.data()[i];
   }
   auto const picked = gather(lp, 1, safe).reshape(shape{n});
@@ -102,22 +110,22 @@ auto class_loss(char const* op, tensor<S> const& lp, Ix const& labels, class_los
   double const eps = o.label_smoothing;
   if constexpr (R == reduction::none) {
     if (eps == 0) return nll;
-    tensor<double> const wrow = o.weight.size() ? o.weight.reshape(shape{1, c}) : tensor<double>(shape{1, c}, 1.0);
+    tensor<N> const wrow = class_weights<N>(o, c);
     auto const smooth = eval(-sum(lp * wrow, 1) * keep);
-    return eval((1 - eps) * nll + smooth * (eps / static_cast<double>(c)));
+    return eval(static_cast<N>(1 - eps) * nll + smooth * static_cast<N>(eps / static_cast<double>(c)));
   } else {
     static_assert(R != reduction::batchmean, "adx: reduction::batchmean is kl_div's only");
     auto const reduce = [&](auto const& l) {
       if constexpr (R == reduction::sum)
         return sum(l);
       else
-        return sum(l) / total;  // torch: the sum over the total weight (a count without weights)
+        return sum(l) / static_cast<N>(total);  // torch: the sum over the total weight (a count without weights)
     };
     S const base = reduce(nll);
     if (eps == 0) return base;
-    tensor<double> const wrow = o.weight.size() ? o.weight.reshape(shape{1, c}) : tensor<double>(shape{1, c}, 1.0);
+    tensor<N> const wrow = class_weights<N>(o, c);
     auto const smooth = eval(-sum(lp * wrow, 1) * keep);
-    return S((1 - eps) * base + reduce(smooth) * (eps / static_cast<double>(c)));
+    return S(static_cast<N>(1 - eps) * base + reduce(smooth) * static_cast<N>(eps / static_cast<double>(c)));
   }
 }
 
@@ -144,7 +152,9 @@ template <reduction R = reduction::mean, tensor_operand P, class L>
 auto huber_loss(P const& input, L const& target, double delta = 1.0) {
   if (!(delta > 0)) throw value_error("adx: huber_loss: delta must be positive");
   auto const d = eval(input - target);
-  return detail::reduce_loss<R>(where(abs(d) < delta, 0.5 * d * d, delta * (abs(d) - 0.5 * delta)));
+  using N = detail::parameter_t<decltype(d)>;
+  N const half = static_cast<N>(0.5), dl = static_cast<N>(delta);
+  return detail::reduce_loss<R>(where(abs(d) < dl, half * d * d, dl * (abs(d) - half * dl)));
 }
 
 /// torch's smooth_l1_loss: with z = |x - t|, z^2 / (2 beta) below beta and z - beta / 2 from it
@@ -154,7 +164,9 @@ auto smooth_l1_loss(P const& input, L const& target, double beta = 1.0) {
   if (!(beta >= 0)) throw value_error("adx: smooth_l1_loss: beta must be >= 0");
   auto const d = eval(input - target);
   if (beta == 0) return detail::reduce_loss<R>(eval(abs(d)));
-  return detail::reduce_loss<R>(eval(where(abs(d) < beta, 0.5 * d * d / beta, abs(d) - 0.5 * beta)));
+  using N = detail::parameter_t<decltype(d)>;
+  N const half = static_cast<N>(0.5), b = static_cast<N>(beta);
+  return detail::reduce_loss<R>(eval(where(abs(d) < b, half * d * d / b, abs(d) - half * b)));
 }
 
 /// Cross-entropy of logits [N, C] against integer labels [N] (torch's cross_entropy with class
@@ -181,9 +193,11 @@ requires(!index_operand<P>) auto cross_entropy(X const& logits, P const& target,
   detail::check_class_loss("cross_entropy", lp.shape(), shape{lp.shape()[0]}, o);
   std::size_t const c = lp.shape()[1];
   double const eps = o.label_smoothing;
-  tensor<double> const wrow = o.weight.size() ? o.weight.reshape(shape{1, c}) : tensor<double>(shape{1, c}, 1.0);
+  using N = detail::parameter_t<decltype(lp)>;
+  tensor<N> const wrow = detail::class_weights<N>(o, c);
   auto const per_row = [&] {
-    if (eps > 0) return eval(-sum(lp * wrow * (t * (1 - eps) + eps / static_cast<double>(c)), 1));
+    if (eps > 0)
+      return eval(-sum(lp * wrow * (t * static_cast<N>(1 - eps) + static_cast<N>(eps / static_cast<double>(c))), 1));
     return eval(-sum(lp * wrow * t, 1));
   }();
   if constexpr (R == reduction::none)
@@ -191,7 +205,7 @@ requires(!index_operand<P>) auto cross_entropy(X const& logits, P const& target,
   else if constexpr (R == reduction::sum)
     return sum(per_row);
   else
-    return sum(per_row) / static_cast<double>(lp.shape()[0]);
+    return sum(per_row) / static_cast<N>(lp.shape()[0]);
 }
 
 /// Softmax cross-entropy of logits [N, C] against target probabilities [N, C], averaged over
@@ -228,9 +242,9 @@ auto binary_cross_entropy(P const& p, T const& target, tensor<double> const& wei
   using N = detail::parameter_t<decltype(pv)>;
   N const floor = std::max(static_cast<N>(3e-44), std::numeric_limits<N>::min());
   auto const l =
-      eval(-(target * max(log(max(pv, floor)), -100.0) + (1 - target) * max(log(max(1 - pv, floor)), -100.0)));
+      eval(-(target * max(log(max(pv, floor)), N(-100)) + (1 - target) * max(log(max(1 - pv, floor)), N(-100))));
   if (weight.size() == 0) return detail::reduce_loss<R>(l);
-  return detail::reduce_loss<R>(eval(l * weight));
+  return detail::reduce_loss<R>(eval(l * tensor<N>(weight)));
 }
 
 /// The options of binary_cross_entropy_with_logits (torch's keywords).
@@ -245,12 +259,13 @@ struct bce_logits_options {
 template <reduction R = reduction::mean, tensor_operand X, class T>
 auto binary_cross_entropy_with_logits(X const& x, T const& target, bce_logits_options const& o = {}) {
   auto const xv = eval(x);
+  using N = detail::parameter_t<decltype(xv)>;
   auto const pointwise = [&] {
     if (o.pos_weight.size() == 0) return eval((1 - target) * xv - logsigmoid(xv));
-    return eval((1 - target) * xv - (1 + (o.pos_weight - 1) * target) * logsigmoid(xv));
+    return eval((1 - target) * xv - (1 + (tensor<N>(o.pos_weight) - 1) * target) * logsigmoid(xv));
   }();
   if (o.weight.size() == 0) return detail::reduce_loss<R>(pointwise);
-  return detail::reduce_loss<R>(eval(pointwise * o.weight));
+  return detail::reduce_loss<R>(eval(pointwise * tensor<N>(o.weight)));
 }
 
 /// The Kullback-Leibler divergence of the target from the input, the input being
@@ -264,7 +279,7 @@ auto kl_div(X const& input, T const& target, bool log_target = false) {
   auto const pointwise = log_target ? eval(exp(t) * (t - in)) : eval(xlogy(t, t) - t * in);
   if constexpr (R == reduction::batchmean) {
     if (in.rank() == 0) detail::throw_shape_error("kl_div", "batchmean needs a batch axis", in.shape());
-    return sum(pointwise) / static_cast<double>(in.shape()[0]);
+    return sum(pointwise) / static_cast<detail::parameter_t<decltype(in)>>(in.shape()[0]);
   } else {
     return detail::reduce_loss<R>(pointwise);
   }
