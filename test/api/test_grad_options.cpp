@@ -226,3 +226,17 @@ TEST_CASE("gradients options: tf.gradients' keywords give the positional numbers
   CHECK_THROWS_WITH_AS(gradients(y1, x, {.unconnected_gradients = static_cast<unconnected_gradients>(7)}),
                        "adx: gradients: Unknown value for unconnected_gradients: 7", value_error);
 }
+
+TEST_CASE("gradients: stop_gradients takes parameters and a parameter_list's entries") {
+  nn::dense<double> d(2, 1, 5);
+  tensor<double> const x{{1.0, 2.0}};
+  tape_scope<var<double>> scope;
+  tensor<var<double>> const y = d(x);
+  var<double> const l = sum(y * y);
+  // stopping the weight changes nothing for the weight's own gradient (it is an input here)
+  auto const g = gradients(l, d.trainable_params(), {.stop_gradients = {d.weight}});
+  auto const h = gradients(l, d.trainable_params(), {.stop_gradients = stop_list{d.trainable_params()}});
+  REQUIRE(g.size() == 2);
+  CHECK(g.value(0)(0, 1) == h.value(0)(0, 1));
+  CHECK(g.value(1)(0) == 2 * primal(y(0, 0)));
+}

@@ -231,3 +231,16 @@ TEST_CASE("nn::sequential: trained with Adam, the loss of a small regression fal
   }
   CHECK(last < first / 10);
 }
+
+TEST_CASE("nn::act::flatten merges the trailing axes of a tensor or an expression, as torch's nn.Flatten") {
+  tensor<double> x(shape{2, 3, 2, 2});
+  for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = static_cast<double>(i);
+  auto const f = nn::act::flatten{}(tanh(x));  // an expression, evaluated
+  REQUIRE(f.shape() == shape{2, 12});
+  CHECK(f(1, 5) == std::tanh(17.0));
+  CHECK(nn::act::flatten{2}(x).shape() == shape{2, 3, 4});
+  CHECK(nn::act::flatten{-1}(x).shape() == shape{2, 3, 2, 2});
+  // in a sequential after an activation, before a dense layer
+  nn::sequential net{nn::act::tanh{}, nn::act::flatten{}, nn::dense<double>(12, 1, 3)};
+  CHECK(tensor<var<double>>(net(x)).shape() == shape{2, 1});
+}

@@ -32,6 +32,7 @@
 // positional form's std::vector; the same ordering gives that list to the options form.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -76,6 +77,17 @@ template <class X>
 struct is_std_vector : std::false_type {};
 template <class X, class A>
 struct is_std_vector<std::vector<X, A>> : std::true_type {};
+
+/// A type derived from a tensor (a parameter), not a tensor itself.
+template <class X>
+concept tensor_subclass = requires {
+  typename X::value_type;
+}
+&&std::derived_from<X, tensor<typename X::value_type>> && !std::same_as<X, tensor<typename X::value_type>>;
+template <class X>
+struct is_reference_wrapper : std::false_type {};
+template <class X>
+struct is_reference_wrapper<std::reference_wrapper<X>> : std::true_type {};
 
 /// The scalar type T of a gradient type G (T or tensor<T>).
 template <class G>
@@ -126,6 +138,10 @@ class stop_list {
   void add(X const& x) {
     if constexpr (detail::is_std_vector<X>::value) {
       for (auto const& e : x) add(e);
+    } else if constexpr (detail::tensor_subclass<X>) {
+      add(static_cast<tensor<typename X::value_type> const&>(x));  // a parameter: its tensor of variables
+    } else if constexpr (detail::is_reference_wrapper<X>::value) {
+      add(x.get());  // a parameter_list's entry
     } else {
       using A = detail::active_of<X>;
       for (std::size_t i = 0; i < A::size(x); ++i) add_levels(A::at(x, i), groups_++);

@@ -162,6 +162,27 @@ struct hardtanh {
     return adx::hardtanh(x, min_val, max_val);
   }
 };
+/// torch's nn.Flatten(start_dim): the axes from start_axis on merged into one ([N, C, H, W] to
+/// [N, C H W] by default), the tensor evaluated first if it is an expression.
+struct flatten {
+  long start_axis = 1;  ///< the first axis merged (negative counts from the end)
+  /// x with its axes from start_axis on merged
+  template <class X>
+  auto operator()(X const& x) const {
+    auto const t = eval(x);
+    std::size_t const from = detail::normalize_axis("flatten", start_axis, t.shape());
+    shape out;
+    std::size_t rest = 1;
+    for (std::size_t d = 0; d < t.rank(); ++d) {
+      if (d < from)
+        out.push_back(t.shape()[d]);
+      else
+        rest *= t.shape()[d];
+    }
+    out.push_back(rest);
+    return t.reshape(out);
+  }
+};
 /// softmax along an axis (torch's nn.Softmax(dim)).
 struct softmax {
   long axis = -1;  ///< the axis the probabilities sum to one along
