@@ -47,9 +47,7 @@ int main() {
                      [](auto const& t) {
                        return max_pool2d(t, {2, 2});
                      },
-                     [](auto const& t) {
-                       return t.reshape(shape{t.shape()[0], 6 * 4 * 4});
-                     },  // flatten
+                     nn::act::flatten{},  // [N, 6, 4, 4] to [N, 96]
                      nn::dense<double>(6 * 4 * 4, 3, /*seed=*/2)};
   optim::adam<double> opt(net.trainable_params(), {.lr = 0.02});
   auto const loss = [&](auto const& images) { return nn::cross_entropy(net(images), train_y); };
