@@ -1,4 +1,4 @@
-// expect: trainable_params() must return a parameter_list
+// expect: a module.s trainable_params.. must return a parameter_list
 #include <adx/adx.hpp>
 #include <vector>
 struct scale {
