@@ -234,3 +234,24 @@ TEST_CASE("indexing and scans: their errors name the operation, the index and th
   CHECK(diff(x, 5).shape() == shape{2, 0});
   CHECK(cumsum(tensor<double>(shape{0, 3}), 0).shape() == shape{0, 3});
 }
+
+TEST_CASE("indexing and scans take expressions too, and diff keeps an integer tensor's type") {
+  tensor<double> const x{{1.0, -2.0, 3.0}, {0.5, 4.0, -1.0}};
+  auto const e = x * 2.0;  // an expression, not a tensor
+  CHECK(take(e, std::vector<long>{4})(0) == 8.0);
+  CHECK(index_select(e, 1, std::vector<long>{2})(1, 0) == -2.0);
+  CHECK(gather(e, 1, tensor<long>(shape{2, 1}, std::vector<long>{0, 1}))(1, 0) == 8.0);
+  CHECK(masked_fill(e, tensor<double>{1.0, 0.0, 0.0} > 0.5, 0.0)(1, 0) == 0.0);
+  CHECK(pad(e, {1, 0})(0, 1) == 2.0);
+  CHECK(sort(e, 1).first(0, 0) == -4.0);
+  CHECK(topk(e, 1).second(1, 0) == 1);
+  CHECK(argmax(e).data()[0] == 4);
+  CHECK(argmin(e, 1)(0) == 1);
+  CHECK(cumsum(e, 1)(0, 2) == 4.0);
+  CHECK(cumprod(e, 0)(1, 1) == -32.0);
+  CHECK(diff(e)(1, 0) == 7.0);
+  tensor<int> const k{1, 4, 9, 16};
+  tensor<int> const d2 = diff(k, 2);
+  CHECK(d2(0) == 2);
+  CHECK(d2(1) == 2);
+}

@@ -396,6 +396,58 @@ tensor<long> argmin(tensor<S> const& x, long axis, bool keepdim = false) {
   return detail::arg_extreme("argmin", x, &axis, keepdim, false);
 }
 
+// ---- the same on expressions: evaluated first, as conv2d and the reductions take them ----------
+
+/// An expression that is not a tensor (evaluated before it is indexed).
+template <class X>
+concept tensor_expression_operand = tensor_operand<X> && !tensor_type<X>;
+
+/// take of an expression.
+template <tensor_expression_operand X, index_operand Ix>
+auto take(X const& x, Ix const& indices) {
+  return take(eval(x), indices);
+}
+/// index_select of an expression.
+template <tensor_expression_operand X, index_operand Ix>
+auto index_select(X const& x, long axis, Ix const& indices) {
+  return index_select(eval(x), axis, indices);
+}
+/// gather of an expression.
+template <tensor_expression_operand X, std::integral I>
+auto gather(X const& x, long axis, tensor<I> const& index) {
+  return gather(eval(x), axis, index);
+}
+/// masked_fill of an expression.
+template <tensor_expression_operand X>
+auto masked_fill(X const& x, tensor<bool> const& mask, double value) {
+  return masked_fill(eval(x), mask, value);
+}
+/// pad of an expression.
+template <tensor_expression_operand X>
+auto pad(X const& x, std::vector<long> const& pads, pad_mode mode = pad_mode::constant, double value = 0) {
+  return pad(eval(x), pads, mode, value);
+}
+/// sort of an expression.
+template <tensor_expression_operand X>
+auto sort(X const& x, long axis = -1, bool descending = false) {
+  return sort(eval(x), axis, descending);
+}
+/// topk of an expression.
+template <tensor_expression_operand X>
+auto topk(X const& x, std::size_t k, long axis = -1, bool largest = true) {
+  return topk(eval(x), k, axis, largest);
+}
+/// argmax of an expression.
+template <tensor_expression_operand X, class... A>
+tensor<long> argmax(X const& x, A... axis_keepdim) {
+  return argmax(eval(x), axis_keepdim...);
+}
+/// argmin of an expression.
+template <tensor_expression_operand X, class... A>
+tensor<long> argmin(X const& x, A... axis_keepdim) {
+  return argmin(eval(x), axis_keepdim...);
+}
+
 /// One-hot rows of the labels (torch.nn.functional.one_hot): shape labels' + [classes], with
 /// ones of type T at the labels' positions. classes < 0 takes the largest label + 1. A label
 /// outside [0, classes) is a shape_error.

@@ -62,7 +62,7 @@ tensor<S> diff(tensor<S> const& x, long n = 1, long axis = -1) {
   tensor<S> r = x;
   for (long k = 0; k < n && r.shape()[ax] > 0; ++k) {
     long const len = static_cast<long>(r.shape()[ax]);
-    r = eval(r.slice(static_cast<long>(ax), 1, len) - r.slice(static_cast<long>(ax), 0, len - 1));
+    r = tensor<S>(eval(r.slice(static_cast<long>(ax), 1, len) - r.slice(static_cast<long>(ax), 0, len - 1)));
   }
   return r;
 }
@@ -81,5 +81,15 @@ tensor<S> cross(tensor<S> const& a, tensor<S> const& b, long axis = -1) {
   auto component = [&](long i, long j) { return tensor<S>(eval(part(a, i) * part(b, j) - part(a, j) * part(b, i))); };
   return concat({component(1, 2), component(2, 0), component(0, 1)}, d);
 }
+
+/// cumsum of an expression, evaluated first.
+template <tensor_operand X>
+requires(!tensor_type<X>) auto cumsum(X const& x, long axis) { return cumsum(eval(x), axis); }
+/// cumprod of an expression, evaluated first.
+template <tensor_operand X>
+requires(!tensor_type<X>) auto cumprod(X const& x, long axis) { return cumprod(eval(x), axis); }
+/// diff of an expression, evaluated first.
+template <tensor_operand X>
+requires(!tensor_type<X>) auto diff(X const& x, long n = 1, long axis = -1) { return diff(eval(x), n, axis); }
 
 }  // namespace adx
