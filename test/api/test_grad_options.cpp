@@ -179,6 +179,17 @@ TEST_CASE("autograd::backward options accumulate into parameters as the position
   CHECK_FALSE(b.grad().has_value());
   CHECK_THROWS_WITH_AS(autograd::backward(eval(a * b), {.inputs = parameter_list<double>{}}),
                        "adx: autograd::backward: 'inputs' argument to backward() cannot be empty.", value_error);
+  // a braced list of parameters, and a std::vector of them (copies: the same leaves)
+  autograd::backward(eval(a * b), {.inputs = {b}});  // d(ab)/db = a
+  CHECK(to_string(*b.grad()) == "1.");
+  autograd::backward(eval(a * b), {.inputs = std::vector{a, b}});
+  CHECK(to_string(*a.grad()) == "6.");
+  CHECK(to_string(*b.grad()) == "2.");
+  autograd::backward_options<tensor<double>> kept{.inputs = std::vector{a}};  // they outlive that vector
+  autograd::backward(eval(a * b), kept);
+  CHECK(to_string(*a.grad()) == "8.");
+  a.zero_grad();
+  b.zero_grad();
 
   // retain_graph: a second sweep through a released graph throws, one through a kept graph adds
   auto const once = eval(sin(w) * w);

@@ -485,8 +485,9 @@ auto grad(Y const& outputs, X const& inputs, grad_options<G> const& options) {
 /// autograd::backward(loss, {.retain_graph = true, .inputs = net.trainable_params()}).
 template <class Y, std::same_as<detail::grad_of_t<Y>> G = detail::grad_of_t<Y>>
 void backward(Y const& tensors, backward_options<G> const& options) {
-  if (options.inputs)
-    autograd::backward(tensors, options.grad_tensors, options.retain_graph, options.create_graph, *options.inputs);
+  if (options.inputs.given)
+    autograd::backward(tensors, options.grad_tensors, options.retain_graph, options.create_graph,
+                       options.inputs.refs());
   else
     autograd::backward(tensors, options.grad_tensors, options.retain_graph, options.create_graph);
 }

@@ -35,6 +35,7 @@
 #include <concepts>
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -229,6 +230,27 @@ struct grad_options {
   bool allow_unused = false;           ///< an input no gradient reached is an empty entry, not an error
 };
 
+/// backward's inputs as the options hold them: unset (every parameter the sweep reaches), or a
+/// module's trainable_params(), a std::vector of parameters or a braced list of them
+/// ({.inputs = {w, b}}). Kept as copies, which are the same leaves (api/parameter.hpp), so that
+/// the options may outlive a temporary list they were given.
+template <class T>
+struct parameter_inputs {
+  /// The parameters (aliases of those given; mutable: backward accumulates into the leaves).
+  mutable std::vector<parameter<T>> list;
+  bool given = false;  ///< whether inputs were given (an empty list given is an error)
+  /// Unset.
+  parameter_inputs() = default;
+  /// From a parameter_list (references).
+  parameter_inputs(parameter_list<T> const& ps) : list(ps.begin(), ps.end()), given(true) {}
+  /// From parameters.
+  parameter_inputs(std::vector<parameter<T>> ps) : list(std::move(ps)), given(true) {}
+  /// From a braced list of parameters.
+  parameter_inputs(std::initializer_list<parameter<T>> ps) : list(ps), given(true) {}
+  /// As the positional form takes them.
+  parameter_list<T> refs() const { return {list.begin(), list.end()}; }
+};
+
 /// torch.autograd.backward's keyword arguments: autograd::backward(loss, {.inputs = params}).
 template <class G>
 struct backward_options {
@@ -239,7 +261,7 @@ struct backward_options {
   bool create_graph = false;           ///< differentiable gradients (nested scalars)
   /// Accumulate into these parameters only (given, it may not be empty); unset: every parameter
   /// the sweep reaches.
-  std::optional<parameter_list<scalar>> inputs{};
+  parameter_inputs<scalar> inputs{};
 };
 
 }  // namespace autograd
