@@ -9,20 +9,15 @@
 #include <adx/adx.hpp>
 
 #include "support/check.hpp"
+#include "support/tensors.hpp"
 
 using namespace adx;
 using adx_test::close;
+// primals: a tensor's numbers. The layer's results are variables (its parameters are), and so
+// are the gradients of a function that captures it (transforms lift above what it captures).
+using adx_test::primals;
 
 namespace {
-/// A tensor's numbers: the layer's results are variables (its parameters are), and so are the
-/// gradients of a function that captures it (transforms lift above what a function captures).
-template <class S>
-tensor<double> numbers(tensor<S> const& t) {
-  tensor<double> r(t.shape());
-  for (std::size_t i = 0; i < t.size(); ++i) r.data()[i] = primal(t.data()[i]);
-  return r;
-}
-
 /// y = x W^T + b by hand, for x of shape [n, in].
 tensor<double> dense_by_hand(tensor<double> const& x, tensor<double> const& w, tensor<double> const& b) {
   std::size_t const n = x.shape()[0], in = x.shape()[1], out = w.shape()[0];
@@ -42,7 +37,7 @@ TEST_CASE("nn::dense: x W^T + b, and the gradients of sum(y^2) in its parameters
   tensor<double> const x{{0.5, -1.0, 2.0}, {1.5, 0.25, -0.5}};
   tensor<double> const w = layer.weight.values(), b = layer.bias.values();
   tensor<double> const y = dense_by_hand(x, w, b);
-  tensor<double> const got = numbers(layer(x));
+  tensor<double> const got = primals(layer(x));
   for (std::size_t r = 0; r < 2; ++r)
     for (std::size_t o = 0; o < 2; ++o) CHECK(close(got(r, o), y(r, o)));
 
@@ -61,7 +56,7 @@ TEST_CASE("nn::dense: x W^T + b, and the gradients of sum(y^2) in its parameters
     }
   }
   // the input, in reverse mode (grad) and forward mode (jvp along e_(r, i)): sum_o 2 y[r, o] W[o, i]
-  tensor<double> const gx = numbers(grad(loss)(x));
+  tensor<double> const gx = primals(grad(loss)(x));
   for (std::size_t r = 0; r < 2; ++r)
     for (std::size_t i = 0; i < 3; ++i) {
       double const want = 2 * (y(r, 0) * w(0, i) + y(r, 1) * w(1, i));
@@ -76,7 +71,7 @@ TEST_CASE("nn::dense: the Hessian of sum(y^2) in a rank-1 input is 2 W^T W, forw
   nn::dense<double> layer(3, 4, /*seed=*/9);
   tensor<double> const w = layer.weight.values();
   auto const loss = [&](auto const& input) { return sum(square(layer(input))); };
-  tensor<double> const h = numbers(functional::hessian(loss, tensor<double>{0.3, -0.7, 1.1}));
+  tensor<double> const h = primals(functional::hessian(loss, tensor<double>{0.3, -0.7, 1.1}));
   REQUIRE(h.shape() == shape{3, 3});
   for (std::size_t i = 0; i < 3; ++i)
     for (std::size_t j = 0; j < 3; ++j) {
@@ -86,7 +81,7 @@ TEST_CASE("nn::dense: the Hessian of sum(y^2) in a rank-1 input is 2 W^T W, forw
     }
   // and reverse over reverse: the gradient of a coordinate of the gradient
   tensor<double> const d0 =
-      numbers(grad([&](auto const& input) { return grad(loss)(input)(0); })(tensor<double>{0.3, -0.7, 1.1}));
+      primals(grad([&](auto const& input) { return grad(loss)(input)(0); })(tensor<double>{0.3, -0.7, 1.1}));
   for (std::size_t j = 0; j < 3; ++j) CHECK(close(d0(j), h(0, j)));
 }
 
@@ -97,7 +92,7 @@ TEST_CASE("nn::dense: without bias, and its argument errors") {
   CHECK(layer.weight.name() == "plain.weight");
   tensor<double> const x{{1.0, 2.0}};
   tensor<double> const y = dense_by_hand(x, layer.weight.values(), tensor<double>(shape{0}));
-  tensor<double> const got = numbers(layer(x));
+  tensor<double> const got = primals(layer(x));
   CHECK(close(got(0, 0), y(0, 0)));
   CHECK(close(got(0, 1), y(0, 1)));
   CHECK_THROWS_AS(nn::dense<double>(0, 2), value_error);

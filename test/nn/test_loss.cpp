@@ -11,9 +11,12 @@
 #include <adx/adx.hpp>
 
 #include "support/check.hpp"
+#include "support/tensors.hpp"
 
 using namespace adx;
 using adx_test::close;
+using adx_test::primals;
+using adx_test::tensor_of;
 
 namespace {
 
@@ -22,22 +25,9 @@ nlohmann::json const& cases() {
   return j;
 }
 
-tensor<double> from_json(nlohmann::json const& t) {
-  shape sh;
-  for (auto const& d : t["shape"]) sh.push_back(d.get<std::size_t>());
-  return tensor<double>(sh, adx_test::data(t));
-}
-
-template <class S>
-tensor<double> numbers(tensor<S> const& t) {
-  tensor<double> r(t.shape());
-  for (std::size_t i = 0; i < t.size(); ++i) r.data()[i] = primal(t.data()[i]);
-  return r;
-}
-
 nn::class_loss_options class_options(nlohmann::json const& o) {
   nn::class_loss_options r;
-  if (o.contains("weight")) r.weight = from_json(o["weight"]);
+  if (o.contains("weight")) r.weight = tensor_of(o["weight"]);
   if (o.contains("ignore_index")) r.ignore_index = o["ignore_index"].get<long>();
   if (o.contains("label_smoothing")) r.label_smoothing = o["label_smoothing"].get<double>();
   return r;
@@ -48,7 +38,7 @@ template <nn::reduction R, class X>
 auto loss_of(nlohmann::json const& c, X const& x) {
   std::string const loss = c["loss"];
   auto const& o = c["options"];
-  auto target = [&] { return from_json(c["target"]); };
+  auto target = [&] { return tensor_of(c["target"]); };
   auto labels = [&] { return c["labels"].get<std::vector<long>>(); };
   if constexpr (R == nn::reduction::batchmean) {
     REQUIRE(loss == "kl_div");
@@ -65,11 +55,11 @@ auto loss_of(nlohmann::json const& c, X const& x) {
     if (loss == "nll_loss") return Out(nn::nll_loss<R>(x, labels(), class_options(o)));
     if (loss == "binary_cross_entropy")
       return Out(
-          nn::binary_cross_entropy<R>(x, target(), o.contains("weight") ? from_json(o["weight"]) : tensor<double>{}));
+          nn::binary_cross_entropy<R>(x, target(), o.contains("weight") ? tensor_of(o["weight"]) : tensor<double>{}));
     if (loss == "binary_cross_entropy_with_logits") {
       nn::bce_logits_options b;
-      if (o.contains("weight")) b.weight = from_json(o["weight"]);
-      if (o.contains("pos_weight")) b.pos_weight = from_json(o["pos_weight"]);
+      if (o.contains("weight")) b.weight = tensor_of(o["weight"]);
+      if (o.contains("pos_weight")) b.pos_weight = tensor_of(o["pos_weight"]);
       return Out(nn::binary_cross_entropy_with_logits<R>(x, target(), b));
     }
     REQUIRE(loss == "kl_div");
@@ -80,8 +70,8 @@ auto loss_of(nlohmann::json const& c, X const& x) {
 /// Checks case c with reduction R: value, gradient, J v and H v.
 template <nn::reduction R>
 void check_case(nlohmann::json const& c) {
-  tensor<double> const x = from_json(c["x"]), v = from_json(c["v"]);
-  tensor<double> const want = from_json(c["value"]);
+  tensor<double> const x = tensor_of(c["x"]), v = tensor_of(c["v"]);
+  tensor<double> const want = tensor_of(c["value"]);
   // the value (a number, or the pointwise losses)
   if constexpr (R == nn::reduction::none) {
     tensor<double> const got = loss_of<R>(c, x);
@@ -93,11 +83,11 @@ void check_case(nlohmann::json const& c) {
   // L: the loss, or sum(w * loss) for the pointwise ones
   auto const f = [&](auto const& t) {
     if constexpr (R == nn::reduction::none)
-      return sum(from_json(c["w"]) * loss_of<R>(c, t));
+      return sum(tensor_of(c["w"]) * loss_of<R>(c, t));
     else
       return loss_of<R>(c, t);
   };
-  tensor<double> const g = numbers(grad(f)(x)), gw = from_json(c["grad"]);
+  tensor<double> const g = primals(grad(f)(x)), gw = tensor_of(c["grad"]);
   REQUIRE(g.shape() == gw.shape());
   double gv = 0;
   for (std::size_t i = 0; i < g.size(); ++i) {
@@ -108,18 +98,18 @@ void check_case(nlohmann::json const& c) {
   // torch's second derivative of binary_cross_entropy adds 1e-12 to p and 1 - p (its double
   // backward), 1e-11 relative here; adx's is the exact one, checked against the closed form below
   double const htol = c["loss"] == "binary_cross_entropy" ? 1e-9 : 1e-12;
-  tensor<double> const hv = numbers(functional::hvp(f, x, v).second), hw = from_json(c["hvp"]);
+  tensor<double> const hv = primals(functional::hvp(f, x, v).second), hw = tensor_of(c["hvp"]);
   for (std::size_t i = 0; i < hv.size(); ++i) CHECK(close(hv.data()[i], hw.data()[i], htol, 1e-13));
   auto const gv_of = [&](auto const& t) { return sum(grad(f)(t) * v); };  // reverse over reverse
-  tensor<double> const hr = numbers(grad(gv_of)(x));
+  tensor<double> const hr = primals(grad(gv_of)(x));
   for (std::size_t i = 0; i < hr.size(); ++i) CHECK(close(hr.data()[i], hw.data()[i], htol, 1e-13));
   if (c["loss"] == "binary_cross_entropy") {  // H is diagonal: w (t / p^2 + (1 - t) / (1 - p)^2) / count
-    tensor<double> const t = from_json(c["target"]);
+    tensor<double> const t = tensor_of(c["target"]);
     auto const& o = c["options"];
     double const count = R == nn::reduction::mean ? static_cast<double>(x.size()) : 1.0;
     for (std::size_t i = 0; i < x.size(); ++i) {
       double const p = x.data()[i], ti = t.data()[i];
-      double const w = o.contains("weight") ? from_json(o["weight"]).data()[i] : 1.0;
+      double const w = o.contains("weight") ? tensor_of(o["weight"]).data()[i] : 1.0;
       double const want_h = w * (ti / (p * p) + (1 - ti) / ((1 - p) * (1 - p))) / count * v.data()[i];
       CHECK(close(hv.data()[i], want_h, 1e-13, 1e-14));
     }

@@ -11,17 +11,13 @@
 #include <adx/adx.hpp>
 
 #include "support/check.hpp"
+#include "support/tensors.hpp"
 
 using namespace adx;
 using adx_test::close;
+using adx_test::primals;
 
 namespace {
-
-tensor<double> numbers(tensor<var<double>> const& t) {
-  tensor<double> r(t.shape());
-  for (std::size_t i = 0; i < t.size(); ++i) r.data()[i] = primal(t.data()[i]);
-  return r;
-}
 
 /// A module of the user's: y = x * scale, one parameter.
 struct scaling {
@@ -40,7 +36,7 @@ TEST_CASE("nn::sequential: dense, tanh, dense is the layers composed by hand, wi
   nn::sequential net{first, nn::act::tanh{}, second};
   static_assert(decltype(net)::size() == 3);
   tensor<double> const x{{0.5, -1.0, 2.0}, {1.5, 0.25, -0.5}};
-  tensor<double> const by_net = numbers(net(x)), by_hand = numbers(second(tanh(first(x))));
+  tensor<double> const by_net = primals(net(x)), by_hand = primals(second(tanh(first(x))));
   REQUIRE(by_net.shape() == shape{2, 2});
   for (std::size_t i = 0; i < by_net.size(); ++i) CHECK(by_net.data()[i] == by_hand.data()[i]);
 
@@ -76,14 +72,14 @@ TEST_CASE("nn::sequential: the Hessian in the input, forward over reverse, again
   nn::sequential net{nn::dense<double>(2, 3, /*seed=*/4), nn::act::sigmoid{}, nn::dense<double>(3, 1, /*seed=*/5)};
   auto const f = [&](auto const& in) { return sum(net(in)); };
   tensor<double> const x{0.3, -0.8};
-  tensor<double> const h = numbers(functional::hessian(f, x));
+  tensor<double> const h = primals(functional::hessian(f, x));
   REQUIRE(h.shape() == shape{2, 2});
   double const step = 1e-5;
   for (std::size_t j = 0; j < 2; ++j) {  // column j: (grad(x + s e_j) - grad(x - s e_j)) / 2s
     tensor<double> up = x, down = x;
     up(j) += step;
     down(j) -= step;
-    tensor<double> const gu = numbers(grad(f)(up)), gd = numbers(grad(f)(down));
+    tensor<double> const gu = primals(grad(f)(up)), gd = primals(grad(f)(down));
     for (std::size_t i = 0; i < 2; ++i) CHECK(close(h(i, j), (gu(i) - gd(i)) / (2 * step), 1e-7, 1e-8));
   }
   CHECK(h(0, 1) == doctest::Approx(h(1, 0)).epsilon(1e-14));
@@ -102,7 +98,7 @@ TEST_CASE("nn::sequential: nested sequentials and a user's module list their par
   // d sum(net(x)) / d scale = sum over the b-weights times relu(a(x)), by hand
   tensor<double> const x{0.5, -0.25};
   auto const g = grad([&](auto const& in) { return sum(net(in)); }, none, ps)(x);
-  tensor<double> const hidden = numbers(tensor<var<double>>(relu(net.get<0>().get<0>()(x))));
+  tensor<double> const hidden = primals(tensor<var<double>>(relu(net.get<0>().get<0>()(x))));
   tensor<double> const wb = ps[3].get().value();
   CHECK(close(g[2](0), wb(0, 0) * hidden(0) + wb(0, 1) * hidden(1)));
   // a sequential without parameters has an empty list

@@ -17,11 +17,20 @@ inline adx::tensor<double> tensor_of(nlohmann::json const& t) {
 }
 
 /// t has the reference tensor's shape and every element close to it.
-inline void check_tensor(adx::tensor<double> const& t, nlohmann::json const& want, double rtol = 1e-12) {
+inline void check_tensor(adx::tensor<double> const& t, nlohmann::json const& want, double rtol = 1e-12,
+                         double atol = 1e-12) {
   auto const dims = want["shape"].get<std::vector<std::size_t>>();
   REQUIRE(t.shape() == adx::shape::from(dims.begin(), dims.end()));
   auto const w = data(want);
-  for (std::size_t i = 0; i < w.size(); ++i) CHECK(close(t[i], w[i], rtol, 1e-12));
+  for (std::size_t i = 0; i < w.size(); ++i) CHECK(close(t[i], w[i], rtol, atol));
+}
+
+/// The numbers of a tensor of any element type: each element's value at the bottom level.
+template <class S>
+adx::tensor<double> primals(adx::tensor<S> const& t) {
+  adx::tensor<double> r(t.shape());
+  for (std::size_t i = 0; i < t.size(); ++i) r.data()[i] = static_cast<double>(adx::primal(t.data()[i]));
+  return r;
 }
 
 /// t has want's number of elements, each close to want's (shape not compared).

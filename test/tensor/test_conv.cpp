@@ -13,28 +13,18 @@
 #include <adx/adx.hpp>
 
 #include "support/check.hpp"
+#include "support/tensors.hpp"
 
 using namespace adx;
 using adx_test::close;
+using adx_test::primals;
+using adx_test::tensor_of;
 
 namespace {
 
 nlohmann::json const& cases() {
   static nlohmann::json const j = adx_test::read_reference("conv.json");
   return j;
-}
-
-tensor<double> from_json(nlohmann::json const& t) {
-  shape sh;
-  for (auto const& d : t["shape"]) sh.push_back(d.get<std::size_t>());
-  return tensor<double>(sh, adx_test::data(t));
-}
-
-template <class S>
-tensor<double> numbers(tensor<S> const& t) {
-  tensor<double> r(t.shape());
-  for (std::size_t i = 0; i < t.size(); ++i) r.data()[i] = primal(t.data()[i]);
-  return r;
 }
 
 size2 pair_of(nlohmann::json const& v) { return {v[0].get<std::size_t>(), v[1].get<std::size_t>()}; }
@@ -71,9 +61,7 @@ auto pool(nlohmann::json const& c, X const& x) {
 }
 
 void check_close(tensor<double> const& got, nlohmann::json const& want, double tol = 1e-13) {
-  tensor<double> const w = from_json(want);
-  REQUIRE(got.shape() == w.shape());
-  for (std::size_t i = 0; i < got.size(); ++i) CHECK(close(got.data()[i], w.data()[i], tol, tol));
+  adx_test::check_tensor(got, want, tol, tol);
 }
 
 }  // namespace
@@ -84,20 +72,20 @@ TEST_CASE("conv1d and conv2d: outputs, gradients in the input, weight and bias, 
     auto const& c = item.value();
     if (!c.contains("weight")) continue;
     CAPTURE(name);
-    tensor<double> const x = from_json(c["x"]), w = from_json(c["weight"]), w_out = from_json(c["w_out"]);
-    tensor<double> const b = c.contains("bias") ? from_json(c["bias"]) : tensor<double>(shape{w.shape()[0]}, 0.0);
-    check_close(numbers(apply(c, x, w, b)), c["out"]);
+    tensor<double> const x = tensor_of(c["x"]), w = tensor_of(c["weight"]), w_out = tensor_of(c["w_out"]);
+    tensor<double> const b = c.contains("bias") ? tensor_of(c["bias"]) : tensor<double>(shape{w.shape()[0]}, 0.0);
+    check_close(primals(apply(c, x, w, b)), c["out"]);
     auto const loss = [&](auto const& xx, auto const& ww, auto const& bb) {
       return sum(w_out * tanh(apply(c, xx, ww, bb)));
     };
     auto const [gx, gw, gb] = grad(loss, positions<0, 1, 2>)(x, w, b);
-    check_close(numbers(gx), c["grad_x"]);
-    check_close(numbers(gw), c["grad_weight"]);
-    if (c.contains("bias")) check_close(numbers(gb), c["grad_bias"]);
+    check_close(primals(gx), c["grad_x"]);
+    check_close(primals(gw), c["grad_weight"]);
+    if (c.contains("bias")) check_close(primals(gb), c["grad_bias"]);
     // second order: in the input with the weight fixed, and in the weight with the input fixed
-    check_close(numbers(functional::hvp([&](auto const& xx) { return loss(xx, w, b); }, x, from_json(c["v"])).second),
+    check_close(primals(functional::hvp([&](auto const& xx) { return loss(xx, w, b); }, x, tensor_of(c["v"])).second),
                 c["hvp_x"], 1e-12);
-    check_close(numbers(functional::hvp([&](auto const& ww) { return loss(x, ww, b); }, w, from_json(c["vw"])).second),
+    check_close(primals(functional::hvp([&](auto const& ww) { return loss(x, ww, b); }, w, tensor_of(c["vw"])).second),
                 c["hvp_weight"], 1e-12);
   }
 }
@@ -108,14 +96,14 @@ TEST_CASE("max_pool2d and avg_pool2d: outputs, gradients and H v against torch")
     auto const& c = item.value();
     if (c.contains("weight")) continue;
     CAPTURE(name);
-    tensor<double> const x = from_json(c["x"]), w_out = from_json(c["w_out"]);
-    check_close(numbers(pool(c, x)), c["out"]);
+    tensor<double> const x = tensor_of(c["x"]), w_out = tensor_of(c["w_out"]);
+    check_close(primals(pool(c, x)), c["out"]);
     auto const loss = [&](auto const& xx) { return sum(w_out * tanh(pool(c, xx))); };
-    check_close(numbers(grad(loss)(x)), c["grad_x"]);
-    check_close(numbers(functional::hvp(loss, x, from_json(c["v"])).second), c["hvp_x"], 1e-12);
+    check_close(primals(grad(loss)(x)), c["grad_x"]);
+    check_close(primals(functional::hvp(loss, x, tensor_of(c["v"])).second), c["hvp_x"], 1e-12);
     // reverse over reverse gives the same H v
-    tensor<double> const v = from_json(c["v"]);
-    check_close(numbers(grad([&](auto const& xx) { return sum(grad(loss)(xx) * v); })(x)), c["hvp_x"], 1e-12);
+    tensor<double> const v = tensor_of(c["v"]);
+    check_close(primals(grad([&](auto const& xx) { return sum(grad(loss)(xx) * v); })(x)), c["hvp_x"], 1e-12);
   }
 }
 
@@ -129,7 +117,7 @@ TEST_CASE("nn::conv2d: torch's shapes and initial bound, and a CNN's gradient pe
   tensor<double> x(shape{1, 2, 4, 4});
   for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = std::sin(0.7 * static_cast<double>(i));
   nn::sequential net{layer, nn::act::tanh{}, [](auto const& t) { return avg_pool2d(t, {2, 2}); }};
-  REQUIRE(numbers(net(x)).shape() == shape{1, 4, 2, 2});
+  REQUIRE(primals(net(x)).shape() == shape{1, 4, 2, 2});
   // the gradient penalty ||d sum(net(x)) / dx||^2, differentiated in the parameters (reverse
   // over reverse), against central differences in one weight
   auto const penalty = [&](auto const& in) {
@@ -154,7 +142,7 @@ TEST_CASE("conv2d over variables that are not one block: the adjoints reach each
   tensor<double> xv = x0, wv(shape{3, 2, 2, 2});
   for (std::size_t i = 0; i < xv.size(); ++i) xv.data()[i] = std::cos(0.3 * static_cast<double>(i));
   for (std::size_t i = 0; i < wv.size(); ++i) wv.data()[i] = std::sin(0.5 * static_cast<double>(i));
-  tensor<double> const r = numbers(conv2d(xv, wv, {.stride = {1, 2}, .padding = {1, 0}}));
+  tensor<double> const r = primals(conv2d(xv, wv, {.stride = {1, 2}, .padding = {1, 0}}));
   // the reference: the same gradient through one block per operand (grad makes blocks)
   auto const loss = [&](auto const& x, auto const& w) {
     return sum(tensor<double>(r.shape(), 0.5) * square(conv2d(x, w, {.stride = {1, 2}, .padding = {1, 0}})));
@@ -180,7 +168,7 @@ TEST_CASE("conv2d over more samples than one product takes: the chunks' values a
   for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = std::sin(0.001 * static_cast<double>(i * i % 9973));
   for (std::size_t i = 0; i < w.size(); ++i) w.data()[i] = std::cos(0.7 * static_cast<double>(i));
   std::size_t const o = h - 2;  // groups 2: output channels 0, 1 read input channel 0, 2 and 3 channel 1
-  auto const y = numbers(conv2d(x, w, b, {.groups = 2}));
+  auto const y = primals(conv2d(x, w, b, {.groups = 2}));
   REQUIRE(y.shape() == shape{n, oc, o, o});
   tensor<double> dw(w.shape(), 0.0);  // d sum(y * y / 2) / dw by the loops: sum over positions y * x
   double worst = 0;
@@ -196,10 +184,10 @@ TEST_CASE("conv2d over more samples than one product takes: the chunks' values a
             for (std::size_t j = 0; j < 3; ++j) dw(k, 0, i, j) += v * x(s, k / 2, r + i, q + j);
         }
   CHECK(worst < 1e-13);
-  auto const g = numbers(grad([&](auto const& ww) { return 0.5 * sum(square(conv2d(x, ww, b, {.groups = 2}))); })(w));
+  auto const g = primals(grad([&](auto const& ww) { return 0.5 * sum(square(conv2d(x, ww, b, {.groups = 2}))); })(w));
   for (std::size_t i = 0; i < w.size(); ++i) CHECK(close(g.data()[i], dw.data()[i], 1e-11, 1e-9));
   // and the input's gradient: d/dx of sum(y) is the sum of the weights whose taps read it
-  auto const gx = numbers(grad([&](auto const& xx) { return sum(conv2d(xx, w, b, {.groups = 2})); })(x));
+  auto const gx = primals(grad([&](auto const& xx) { return sum(conv2d(xx, w, b, {.groups = 2})); })(x));
   double tap_sum[4] = {0, 0, 0, 0};
   for (std::size_t k = 0; k < oc; ++k)
     for (std::size_t i = 0; i < 9; ++i) tap_sum[k] += w.data()[k * 9 + i];
@@ -210,7 +198,7 @@ TEST_CASE("conv2d over more samples than one product takes: the chunks' values a
 TEST_CASE("pooling and convolution at their edges: -inf inputs, windows past the input, empty lines") {
   // all -inf: each window's gradient goes to its first element inside the input (torch's indices)
   tensor<double> const x(shape{1, 1, 2, 2}, -INFINITY);
-  auto const g = numbers(grad([](auto const& t) {
+  auto const g = primals(grad([](auto const& t) {
     return sum(max_pool2d(t, {2, 2}, {.stride = {1, 1}, .padding = {1, 1}}));
   })(x));
   CHECK(g(0, 0, 0, 0) == 4.0);
@@ -219,7 +207,7 @@ TEST_CASE("pooling and convolution at their edges: -inf inputs, windows past the
   CHECK(g(0, 0, 1, 1) == 1.0);
   // a dilated kernel whose taps mostly fall in the padding: one window, the centre tap inside
   tensor<double> const ones(shape{1, 1, 5, 5}, 1.0), w(shape{1, 1, 3, 3}, 1.0);
-  auto const y = numbers(conv2d(ones, w, {.padding = {2, 2}, .dilation = {4, 4}}));
+  auto const y = primals(conv2d(ones, w, {.padding = {2, 2}, .dilation = {4, 4}}));
   REQUIRE(y.shape() == shape{1, 1, 1, 1});
   CHECK(y(0, 0, 0, 0) == 1.0);
   // argmax over a non-empty axis of a tensor with no elements: an empty result, as torch
@@ -234,8 +222,8 @@ TEST_CASE("conv and pooling: one number for both axes, as torch's int arguments"
   tensor<double> const w(shape{1, 1, 3, 3}, 1.0);
   CHECK(conv2d(x, w, {.padding = {1}}).shape() == shape{1, 1, 6, 6});  // torch: padding=1
   CHECK(conv2d(x, w, {.padding = 1, .dilation = 2}).shape() == shape{1, 1, 4, 4});
-  auto const a = numbers(conv2d(x, w, {.stride = 2, .padding = 1})),
-             b = numbers(conv2d(x, w, {.stride = {2, 2}, .padding = {1, 1}}));
+  auto const a = primals(conv2d(x, w, {.stride = 2, .padding = 1})),
+             b = primals(conv2d(x, w, {.stride = {2, 2}, .padding = {1, 1}}));
   for (std::size_t i = 0; i < a.size(); ++i) CHECK(a.data()[i] == b.data()[i]);
   CHECK(max_pool2d(x, 3, {.stride = {1}}).shape() == shape{1, 1, 4, 4});  // torch: stride=1
   CHECK(avg_pool2d(x, 2).shape() == shape{1, 1, 3, 3});                   // stride: the kernel

@@ -12,21 +12,18 @@
 #include <adx/adx.hpp>
 
 #include "support/check.hpp"
+#include "support/tensors.hpp"
 
 using namespace adx;
 using adx_test::close;
+using adx_test::primals;
+using adx_test::tensor_of;
 
 namespace {
 
 nlohmann::json const& cases() {
   static nlohmann::json const j = adx_test::read_reference("indexing.json");
   return j;
-}
-
-tensor<double> from_json(nlohmann::json const& t) {
-  shape sh;
-  for (auto const& d : t["shape"]) sh.push_back(d.get<std::size_t>());
-  return tensor<double>(sh, adx_test::data(t));
 }
 
 template <class I>
@@ -72,21 +69,12 @@ tensor<S> apply(nlohmann::json const& c, tensor<S> const& x) {
   if (op == "cumprod") return cumprod(x, c["axis"].get<long>());
   if (op == "diff") return diff(x, c["n"].get<long>(), c["axis"].get<long>());
   REQUIRE(op == "cross");
-  tensor<double> const b = from_json(c["b"]);
+  tensor<double> const b = tensor_of(c["b"]);
   return cross(x, tensor<S>(eval(b * x)), c["axis"].get<long>());
 }
 
 void check_close(tensor<double> const& got, nlohmann::json const& want, double tol = 1e-14) {
-  tensor<double> const w = from_json(want);
-  REQUIRE(got.shape() == w.shape());
-  for (std::size_t i = 0; i < got.size(); ++i) CHECK(close(got.data()[i], w.data()[i], tol, tol));
-}
-
-template <class S>
-tensor<double> numbers(tensor<S> const& t) {
-  tensor<double> r(t.shape());
-  for (std::size_t i = 0; i < t.size(); ++i) r.data()[i] = primal(t.data()[i]);
-  return r;
+  adx_test::check_tensor(got, want, tol, tol);
 }
 
 }  // namespace
@@ -96,7 +84,7 @@ TEST_CASE("indexing and scans: values, gradients, directional derivatives and H 
     std::string const name = item.key();
     auto const& c = item.value();
     CAPTURE(name);
-    tensor<double> const x = from_json(c["x"]), w = from_json(c["w"]), v = from_json(c["v"]);
+    tensor<double> const x = tensor_of(c["x"]), w = tensor_of(c["w"]), v = tensor_of(c["v"]);
     // the values, and the indices where the operation returns them
     check_close(apply(c, x), c["out"]);
     if (c.contains("picked")) {  // the positions sort and topk return
@@ -109,25 +97,25 @@ TEST_CASE("indexing and scans: values, gradients, directional derivatives and H 
       for (std::size_t i = 0; i < want.size(); ++i) CHECK(idx.data()[i] == want[i]);
     }
     auto const f = [&](auto const& t) { return sum(w * apply(c, t)); };
-    check_close(numbers(grad(f)(x)), c["grad"]);
+    check_close(primals(grad(f)(x)), c["grad"]);
     // forward: J v is grad . v
-    tensor<double> const g = from_json(c["grad"]);
+    tensor<double> const g = tensor_of(c["grad"]);
     double gv = 0;
     for (std::size_t i = 0; i < g.size(); ++i) gv += g.data()[i] * v.data()[i];
     CHECK(close(primal(functional::jvp(f, x, v).second), gv, 1e-13, 1e-13));
     // second order: forward over reverse, and reverse over reverse (var<var<double>>)
-    check_close(numbers(functional::hvp(f, x, v).second), c["hvp"], 1e-13);
+    check_close(primals(functional::hvp(f, x, v).second), c["hvp"], 1e-13);
     auto const gv_of = [&](auto const& t) {
       auto const gt = grad(f)(t);
       return sum(gt * v);
     };
-    check_close(numbers(grad(gv_of)(x)), c["hvp"], 1e-13);
+    check_close(primals(grad(gv_of)(x)), c["hvp"], 1e-13);
   }
 }
 
 TEST_CASE("argmax and argmin: the first of equal values, along an axis and flat, as torch") {
   auto const& a = cases()["arg"];
-  tensor<double> const x = from_json(a["ties"]);
+  tensor<double> const x = tensor_of(a["ties"]);
   auto const check_list = [](tensor<long> const& got, std::vector<long> const& want) {
     REQUIRE(got.size() == want.size());
     for (std::size_t i = 0; i < want.size(); ++i) CHECK(got.data()[i] == want[i]);
@@ -185,7 +173,7 @@ TEST_CASE(
   // d/dx sum(take(x, [1, 1, 0]) * [2, 3, 5]) = [5, 5, 0]
   tensor<double> const x{0.5, -1.5, 4.0};
   auto const f = [](auto const& t) { return sum(take(t, std::vector<long>{1, 1, 0}) * tensor<double>{2.0, 3.0, 5.0}); };
-  tensor<double> const g = numbers(grad(f)(x));
+  tensor<double> const g = primals(grad(f)(x));
   CHECK(g(0) == 5.0);
   CHECK(g(1) == 5.0);
   CHECK(g(2) == 0.0);
@@ -194,7 +182,7 @@ TEST_CASE(
     auto const p = take(t, std::vector<long>{0, 0});
     return sum(p * p * p);
   };
-  tensor<double> const h = numbers(functional::hessian(cube, x));
+  tensor<double> const h = primals(functional::hessian(cube, x));
   CHECK(h(0, 0) == 2 * 6 * 0.5);
   CHECK(h(1, 1) == 0.0);
   // the elements picked from a tensor of vars are its variables
