@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <memory>
 #include <utility>
 #include <vector>
 
@@ -173,73 +172,50 @@ struct conv2d_node final : tape<T>::template node_with_inputs<conv2d_node<T>> {
     T const* wv = std::as_const(w.values).data();
     sample_chunks const chunks(g.n, taps, positions);
     std::vector<T> cols(taps * positions * chunks.per), dyc(og * positions * chunks.per);
-    if (w.active)  // dW_k += dY_k cols_k^T, a chunk of samples at a time
-      to_side(w, adj, [&](T* dw, bool accumulate) {
-        for (std::size_t s0 = 0; s0 < g.n; s0 += chunks.per) {
-          std::size_t const count = std::min(chunks.per, g.n - s0), ld = count * positions;
-          for (std::size_t k = 0; k < groups; ++k) {
-            for (std::size_t s = 0; s < count; ++s)
-              im2col(xv + (s0 + s) * g.c * g.h * g.w, g, k * cg, cg, cols.data() + s * positions, ld);
-            chunk_rows(dy, dyc.data(), s0, count, oc, k, og, positions, true);
-            gemm<T>(false, true, og, taps, ld, dyc.data(), ld, cols.data(), ld, dw + k * og * taps, taps,
-                    accumulate || s0 > 0);
-          }
+    // dW_k += dY_k cols_k^T, a chunk of samples at a time (add_adjoints: nothing for a constant)
+    w.add_adjoints(adj, [&](T* dw, bool accumulate) {
+      for (std::size_t s0 = 0; s0 < g.n; s0 += chunks.per) {
+        std::size_t const count = std::min(chunks.per, g.n - s0), ld = count * positions;
+        for (std::size_t k = 0; k < groups; ++k) {
+          for (std::size_t s = 0; s < count; ++s)
+            im2col(xv + (s0 + s) * g.c * g.h * g.w, g, k * cg, cg, cols.data() + s * positions, ld);
+          chunk_rows(dy, dyc.data(), s0, count, oc, k, og, positions, true);
+          gemm<T>(false, true, og, taps, ld, dyc.data(), ld, cols.data(), ld, dw + k * og * taps, taps,
+                  accumulate || s0 > 0);
         }
-      });
-    if (x.active)  // dcols_k = W_k^T dY_k, added back to the input's elements
-      to_side(x, adj, [&](T* dx, bool accumulate) {
-        if (!accumulate) std::fill_n(dx, x.values.size(), constant<T>(0));
-        for (std::size_t s0 = 0; s0 < g.n; s0 += chunks.per) {
-          std::size_t const count = std::min(chunks.per, g.n - s0), ld = count * positions;
-          for (std::size_t k = 0; k < groups; ++k) {
-            chunk_rows(dy, dyc.data(), s0, count, oc, k, og, positions, true);
-            gemm<T>(true, false, taps, ld, og, wv + k * og * taps, taps, dyc.data(), ld, cols.data(), ld, false);
-            for (std::size_t s = 0; s < count; ++s)
-              col2im_add(cols.data() + s * positions, g, k * cg, cg, dx + (s0 + s) * g.c * g.h * g.w, ld);
-          }
+      }
+    });
+    // dcols_k = W_k^T dY_k, added back to the input's elements
+    x.add_adjoints(adj, [&](T* dx, bool accumulate) {
+      if (!accumulate) std::fill_n(dx, x.values.size(), constant<T>(0));
+      for (std::size_t s0 = 0; s0 < g.n; s0 += chunks.per) {
+        std::size_t const count = std::min(chunks.per, g.n - s0), ld = count * positions;
+        for (std::size_t k = 0; k < groups; ++k) {
+          chunk_rows(dy, dyc.data(), s0, count, oc, k, og, positions, true);
+          gemm<T>(true, false, taps, ld, og, wv + k * og * taps, taps, dyc.data(), ld, cols.data(), ld, false);
+          for (std::size_t s = 0; s < count; ++s)
+            col2im_add(cols.data() + s * positions, g, k * cg, cg, dx + (s0 + s) * g.c * g.h * g.w, ld);
         }
-      });
-    if (b.active)
-      to_side(b, adj, [&](T* db, bool accumulate) {
-        for (std::size_t o = 0; o < oc; ++o) {
-          T sum = accumulate ? db[o] : constant<T>(0);
-          for (std::size_t s = 0; s < g.n; ++s)
-            for (std::size_t p = 0; p < positions; ++p) sum += dy[(s * oc + o) * positions + p];
-          db[o] = sum;
-        }
-      });
-  }
-  /// A side that is one block of variables takes its adjoint in place (accumulating); any other
-  /// active side goes through a buffer added in by index.
-  template <class AddGrad>
-  static void to_side(matmul_side<T> const& side, T* adj, AddGrad const& add) {
-    if (side.base) {
-      add(adj + side.base, true);
-    } else {
-      std::size_t const n = side.values.size();
-      auto buf = std::make_unique_for_overwrite<T[]>(n);
-      add(buf.get(), false);
-      for (std::size_t i = 0; i < n; ++i)
-        if (side.index[i]) adj[side.index[i]] += buf[i];
-    }
+      }
+    });
+    b.add_adjoints(adj, [&](T* db, bool accumulate) {
+      for (std::size_t o = 0; o < oc; ++o) {
+        T sum = accumulate ? db[o] : constant<T>(0);
+        for (std::size_t s = 0; s < g.n; ++s)
+          for (std::size_t p = 0; p < positions; ++p) sum += dy[(s * oc + o) * positions + p];
+        db[o] = sum;
+      }
+    });
   }
   template <class F>
   bool for_inputs(F&& f) const {
-    for (matmul_side<T> const* side : {&x, &w, &b}) {
-      if (side->base && f(side->base, side->values.size())) return true;
-      for (index_type i : side->index)
-        if (f(i, 1)) return true;
-    }
-    return false;
+    return x.for_inputs(f) || w.for_inputs(f) || b.for_inputs(f);
   }
   /// The backward pass multiplies by the input's and the weight's values.
   bool nonfinite() const override {
     return any_nonfinite(x.values.data(), x.values.size()) || any_nonfinite(w.values.data(), w.values.size());
   }
-  std::size_t bytes() const noexcept override {
-    return (x.values.size() + w.values.size() + b.values.size()) * sizeof(T) +
-           (x.index.size() + w.index.size() + b.index.size()) * sizeof(index_type);
-  }
+  std::size_t bytes() const noexcept override { return x.bytes() + w.bytes() + b.bytes(); }
 };
 
 /// conv2d of x and w (and the bias b, if has_bias) into a tensor of S, the higher-level element

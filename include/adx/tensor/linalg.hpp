@@ -43,6 +43,32 @@ struct matmul_side {
   index_type base = 0;            ///< the first index when the elements are one block of variables
   std::vector<index_type> index;  ///< otherwise each element's index (0: a constant)
   bool active = false;
+
+  /// Adds this side's adjoints, which add(out, accumulate) writes: a block of variables takes
+  /// them straight into its adjoint slots (accumulate, e.g. GEMM's beta = 1); any other active
+  /// side goes through a buffer (written, not accumulated) scattered by index.
+  template <class AddGrad>
+  void add_adjoints(T* adj, AddGrad const& add) const {
+    if (base) {
+      add(adj + base, true);
+    } else if (active) {
+      std::size_t const n = values.size();
+      auto g = std::make_unique_for_overwrite<T[]>(n);
+      add(g.get(), false);
+      for (std::size_t i = 0; i < n; ++i)
+        if (index[i]) adj[index[i]] += g[i];
+    }
+  }
+  /// f(first, count) for this side's variables (a node's for_inputs); true when f is.
+  template <class F>
+  bool for_inputs(F& f) const {
+    if (base && f(base, values.size())) return true;
+    for (index_type i : index)
+      if (f(i, 1)) return true;
+    return false;
+  }
+  /// The values (a shared constant counted too) and scattered indices a node keeps.
+  std::size_t bytes() const noexcept { return values.size() * sizeof(T) + index.size() * sizeof(index_type); }
 };
 
 /// The values and indices of a product's operand; S is the product's element type var<T>.
@@ -105,42 +131,21 @@ struct matmul_node final : tape<T>::template node_with_inputs<matmul_node<T>> {
       gemm<T>(true, false, K, N, M, a.values.data() + (shared_a ? 0 : q * M * K), K, dC + q * M * N, N,
               out + (shared_b ? 0 : q * K * N), N, accumulate || (shared_b && q > 0));
   }
-  /// A side that is one block of variables takes its GEMM straight into its adjoint slots
-  /// (beta = 1); any other active side goes through a buffer scattered by index.
-  template <class AddGrad>
-  static void to_side(matmul_side<T> const& side, T* adj, AddGrad const& add) {
-    if (side.base) {
-      add(adj + side.base, true);
-    } else if (side.active) {
-      std::size_t const n = side.values.size();
-      auto g = std::make_unique_for_overwrite<T[]>(n);
-      add(g.get(), false);
-      for (std::size_t i = 0; i < n; ++i)
-        if (side.index[i]) adj[side.index[i]] += g[i];
-    }
-  }
   void backward(T* adj) const override {
     T const* dC = adj + this->first;
-    to_side(a, adj, [&](T* out, bool acc) { add_da(dC, out, acc); });
-    to_side(b, adj, [&](T* out, bool acc) { add_db(dC, out, acc); });
+    a.add_adjoints(adj, [&](T* out, bool acc) { add_da(dC, out, acc); });
+    b.add_adjoints(adj, [&](T* out, bool acc) { add_db(dC, out, acc); });
   }
   template <class F>
   bool for_inputs(F&& f) const {
-    for (matmul_side<T> const* side : {&a, &b}) {
-      if (side->base && f(side->base, side->values.size())) return true;
-      for (index_type i : side->index)
-        if (f(i, 1)) return true;
-    }
-    return false;
+    return a.for_inputs(f) || b.for_inputs(f);
   }
   /// dA = dC B^T and dB = A^T dC read the other side's values.
   bool nonfinite() const override {
     return any_nonfinite(a.values.data(), a.values.size()) || any_nonfinite(b.values.data(), b.values.size());
   }
   /// The operands' values (a shared constant counted too) and scattered indices.
-  std::size_t bytes() const noexcept override {
-    return (a.values.size() + b.values.size()) * sizeof(T) + (a.index.size() + b.index.size()) * sizeof(index_type);
-  }
+  std::size_t bytes() const noexcept override { return a.bytes() + b.bytes(); }
 };
 
 template <class S, class XA, class XB>
