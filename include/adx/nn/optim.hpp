@@ -464,13 +464,14 @@ class rmsprop : public optimizer<T> {
 
 // ---- clipping --------------------------------------------------------------------------------
 
-/// Scales the gradients of `params` (those that have one) so that their total norm is at most
-/// max_norm, as torch.nn.utils.clip_grad_norm_: the total is the norm_type-norm of the
-/// gradients' norms (the largest magnitude for norm_type infinity), every gradient is multiplied
-/// by min(1, max_norm / (total + 1e-6)), and the total (before clipping) is returned. If
-/// error_if_nonfinite and the total is NaN or infinite, value_error and nothing is changed.
+/// Scales the gradients `grads` in place so that their total norm is at most max_norm, as
+/// torch.nn.utils.clip_grad_norm_: the total is the norm_type-norm of the gradients' norms (the
+/// largest magnitude for norm_type infinity, NaN if one is NaN), every gradient is multiplied by
+/// min(1, max_norm / (total + 1e-6)), and the total (before clipping) is returned. If
+/// error_if_nonfinite and the total is NaN or infinite, value_error and nothing is changed. The
+/// list is what value_and_grad returns, for step(grads).
 template <class T>
-T clip_grad_norm(std::vector<parameter<T>> const& params, double max_norm, double norm_type = 2,
+T clip_grad_norm(std::vector<tensor<T>>& grads, double max_norm, double norm_type = 2,
                  bool error_if_nonfinite = false) {
   if (!(norm_type > 0)) throw value_error("adx: optim::clip_grad_norm: norm_type must be > 0");
   bool const inf = std::isinf(norm_type);
@@ -483,37 +484,32 @@ T clip_grad_norm(std::vector<parameter<T>> const& params, double max_norm, doubl
                            : r + std::pow(std::abs(x[k]), p);
     return inf ? r : norm_type == 2 ? std::sqrt(r) : std::pow(r, 1 / p);
   };
+  if (grads.empty()) return T(0);
   std::vector<T> norms;
-  for (auto const& q : params)
-    if (auto const& g = q.grad()) norms.push_back(norm_of(g->data(), g->size()));
-  if (norms.empty()) return T(0);
+  for (auto const& g : grads) norms.push_back(norm_of(g.data(), g.size()));
   T const total = norm_of(norms.data(), norms.size());  // of one norm too, as torch
   if (error_if_nonfinite && !std::isfinite(total))
     throw value_error("adx: optim::clip_grad_norm: the total norm of the gradients is " + std::to_string(total) +
                       ", so they cannot be clipped (error_if_nonfinite)");
   T const coef = std::min(static_cast<T>(max_norm) / (total + static_cast<T>(1e-6)), T(1));
-  for (auto q : params)
-    if (auto const& g = q.grad()) {
-      tensor<T> scaled = *g;
-      for (T& x : std::span<T>(scaled.data(), scaled.size())) x = x * coef;
-      q.zero_grad();
-      q.accumulate_grad(scaled);
-    }
+  for (auto& g : grads)
+    for (T& x : std::span<T>(g.data(), g.size())) x = x * coef;
   return total;
 }
-/// clip_grad_norm over gradients held as a list (what value_and_grad returns, for step(grads)):
-/// the same total and scale, applied to the tensors in place.
+
+/// clip_grad_norm over the gradients of `params` (those that have one), written back to them.
 template <class T>
-T clip_grad_norm(std::vector<tensor<T>>& grads, double max_norm, double norm_type = 2,
+T clip_grad_norm(std::vector<parameter<T>> const& params, double max_norm, double norm_type = 2,
                  bool error_if_nonfinite = false) {
-  std::vector<parameter<T>> holders;
-  holders.reserve(grads.size());
-  for (auto const& g : grads) {
-    holders.emplace_back(tensor<T>(g.shape(), T(0)));
-    holders.back().accumulate_grad(g);
+  std::vector<parameter<T>> with;
+  std::vector<tensor<T>> grads;
+  for (auto const& q : params)
+    if (auto const& g = q.grad()) with.push_back(q), grads.push_back(*g);
+  T const total = clip_grad_norm(grads, max_norm, norm_type, error_if_nonfinite);
+  for (std::size_t i = 0; i < with.size(); ++i) {
+    with[i].zero_grad();
+    with[i].accumulate_grad(grads[i]);
   }
-  T const total = clip_grad_norm(holders, max_norm, norm_type, error_if_nonfinite);
-  for (std::size_t i = 0; i < grads.size(); ++i) grads[i] = *holders[i].grad();
   return total;
 }
 
