@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "harness.hpp"
 
 namespace adx_bench {
@@ -77,14 +78,8 @@ bool check_entry(entry const& e, reference const& ref) {
 
 int main(int argc, char** argv) {
   using namespace adx_bench;
-  bool check_only = false;
   std::vector<char*> args;
-  for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--check_only") == 0)
-      check_only = true;
-    else
-      args.push_back(argv[i]);
-  }
+  bool const check_only = take_flag(argc, argv, "--check_only", args);
   int nargs = static_cast<int>(args.size());
 
   register_baseline();

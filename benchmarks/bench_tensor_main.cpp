@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "tensor_harness.hpp"
 
 namespace adx_bench::tensor_suite {
@@ -87,38 +88,18 @@ bool check_entry(entry const& e, std::vector<double> const& ref) {
   return ok;
 }
 
-/// Re-executes the program once with one BLAS / OpenMP thread (read by those libraries at load
-/// time, before main could set anything).
-void single_threaded(char** argv) {
-  char const* ob = std::getenv("OPENBLAS_NUM_THREADS");
-  char const* omp = std::getenv("OMP_NUM_THREADS");
-  if (ob && omp && std::strcmp(ob, "1") == 0 && std::strcmp(omp, "1") == 0) return;
-  if (std::getenv("ADX_BENCH_REEXECUTED")) return;  // never loop
-  setenv("OPENBLAS_NUM_THREADS", "1", 1);
-  setenv("OMP_NUM_THREADS", "1", 1);
-  setenv("ADX_BENCH_REEXECUTED", "1", 1);
-  execv("/proc/self/exe", argv);
-  std::perror("tensor_bench: re-executing with OPENBLAS_NUM_THREADS=1 failed; continuing");
-}
-
 }  // namespace
 }  // namespace adx_bench::tensor_suite
 
 int main(int argc, char** argv) {
   using namespace adx_bench;
   using namespace adx_bench::tensor_suite;
-  single_threaded(argv);
+  single_threaded("tensor_bench", argv);
 #ifdef OPENBLAS_VERSION
   openblas_set_num_threads(1);
 #endif
-  bool check_only = false;
   std::vector<char*> args;
-  for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--check_only") == 0)
-      check_only = true;
-    else
-      args.push_back(argv[i]);
-  }
+  bool const check_only = take_flag(argc, argv, "--check_only", args);
   int nargs = static_cast<int>(args.size());
 
   register_hand();

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "train_problems.hpp"
 
 namespace adx_bench::train {
@@ -209,26 +210,12 @@ void register_all() {
 }  // namespace adx_bench::train
 
 int main(int argc, char** argv) {
-  // one thread for OpenBLAS and OpenMP, which read these when they load: re-executed once
-  char const* threads = std::getenv("OPENBLAS_NUM_THREADS");
-  if (!threads || std::strcmp(threads, "1") != 0) {
-    setenv("OPENBLAS_NUM_THREADS", "1", 1);
-    setenv("OMP_NUM_THREADS", "1", 1);
-    execv("/proc/self/exe", argv);
-    std::perror("train_bench: re-executing with one thread");
-    return 1;
-  }
+  adx_bench::single_threaded("train_bench", argv);
 #ifdef ADX_BENCH_HAVE_TORCH
   adx_bench::train::torch_one_thread();
 #endif
-  bool check_only = false;
   std::vector<char*> args;
-  for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--check_only") == 0)
-      check_only = true;
-    else
-      args.push_back(argv[i]);
-  }
+  bool const check_only = adx_bench::take_flag(argc, argv, "--check_only", args);
   if (!adx_bench::train::run_checks()) {
     std::fprintf(stderr, "train_bench: a check FAILED; not timing anything\n");
     return 1;
