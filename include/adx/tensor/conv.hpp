@@ -150,10 +150,7 @@ auto conv2d_checked(tensor<SX> const& x, tensor<SW> const& w, tensor<SB> const* 
                       x.shape(), w.shape());
   if (b && b->shape() != shape{oc})
     throw_shape_error("conv2d", "the bias must have one element per output channel", w.shape(), b->shape());
-  if constexpr (!std::is_same_v<SB, void>) {
-    using SBias = std::conditional_t<(level_v<S> >= level_v<SB>), S, SB>;
-    static_assert(std::is_same_v<SBias, S>, "adx: conv2d: the bias is at a higher AD level than the input and weight");
-  }
+  static_assert(level_v<SB> <= level_v<S>, "adx: conv2d: the bias is at a higher AD level than the input and weight");
   return conv2d_run<S>(x, w, b, g, oc, groups);
 }
 
