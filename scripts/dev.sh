@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 
 jobs=${ADX_JOBS:-$(nproc 2>/dev/null || echo 2)}
 peers=(libadolc-dev libtrilinos-sacado-dev libeigen3-dev libceres-dev)
-packages=(cmake make g++ libboost-dev libopenblas-dev libsleef-dev doctest-dev nlohmann-json3-dev libbenchmark-dev)
+packages=(cmake make g++ libboost-dev libopenblas-dev liblapacke-dev libsleef-dev doctest-dev nlohmann-json3-dev libbenchmark-dev)
 
 install_missing() {
   local missing=()

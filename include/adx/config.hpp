@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// adx: version, feature macros and the one place that knows whether CBLAS is available.
+// adx: version, feature macros and the one place that knows whether CBLAS and LAPACKE are
+// available.
 #pragma once
 
 #define ADX_VERSION_MAJOR 0
@@ -14,6 +15,18 @@
 #define ADX_WITH_BLAS 1
 #else
 #define ADX_WITH_BLAS 0
+#endif
+#endif
+
+// ADX_WITH_LAPACK likewise (1 or 0, set by the CMake target): whether float and double
+// factorizations (adx::linalg) go to LAPACKE. It needs CBLAS too; without a definition it is 1
+// when ADX_WITH_BLAS is and <lapacke.h> is found (then link -llapacke), else adx's portable
+// kernels serve.
+#ifndef ADX_WITH_LAPACK
+#if ADX_WITH_BLAS && __has_include(<lapacke.h>)
+#define ADX_WITH_LAPACK 1
+#else
+#define ADX_WITH_LAPACK 0
 #endif
 #endif
 

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+// adx: the one LAPACK dispatch point. Factorizations of row-major matrices of numbers: float
+// and double go to LAPACKE (and triangular solves to CBLAS) when adx is built with LAPACK;
+// every other number type, and a build without it, takes the portable kernels
+// (linalg/portable.hpp) with the same interface. AD element types never come here: a linalg
+// operation over tensor<var<T>> or tensor<dual<T>> factors the values, one level down.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <type_traits>
+
+#include "adx/config.hpp"
+#include "adx/linalg/portable.hpp"
+
+#if ADX_WITH_LAPACK
+#include <cblas.h>
+#include <lapacke.h>
+#endif
+
+namespace adx::detail::lapack {
+
+#if ADX_WITH_LAPACK
+/// Whether T's factorizations go to LAPACKE.
+template <class T>
+inline constexpr bool native = std::is_same_v<T, double> || std::is_same_v<T, float>;
+static_assert(sizeof(lapack_int) == sizeof(int), "adx: LAPACKE with 64-bit integers (ILP64) is not supported");
+#endif
+
+/// LU with partial pivoting of the n x n a, in place; piv[i] (0-based) is the row exchanged
+/// with row i. Returns 0, or k (1-based) when U(k-1, k-1) is exactly zero.
+template <class T>
+std::size_t lu_factor(std::size_t n, T* a, int* piv) {
+#if ADX_WITH_LAPACK
+  if constexpr (native<T>) {
+    if (n == 0) return 0;
+    auto const f = [](auto... x) {
+      if constexpr (std::is_same_v<T, double>)
+        return LAPACKE_dgetrf(x...);
+      else
+        return LAPACKE_sgetrf(x...);
+    };
+    lapack_int const info = f(LAPACK_ROW_MAJOR, lapack_int(n), lapack_int(n), a, lapack_int(n), piv);
+    for (std::size_t i = 0; i < n; ++i) --piv[i];
+    return info > 0 ? std::size_t(info) : 0;
+  } else
+#endif
+  {
+    return portable::lu_factor(n, a, piv);
+  }
+}
+
+/// Solves A X = B (or A^T X = B if trans) from lu_factor's result; b (n x nrhs) becomes X.
+template <class T>
+void lu_solve(bool trans, std::size_t n, std::size_t nrhs, T const* lu, int const* piv, T* b) {
+#if ADX_WITH_LAPACK
+  if constexpr (native<T>) {
+    if (n == 0 || nrhs == 0) return;
+    auto ipiv = std::make_unique<lapack_int[]>(n);
+    for (std::size_t i = 0; i < n; ++i) ipiv[i] = piv[i] + 1;
+    auto const f = [](auto... x) {
+      if constexpr (std::is_same_v<T, double>)
+        return LAPACKE_dgetrs(x...);
+      else
+        return LAPACKE_sgetrs(x...);
+    };
+    f(LAPACK_ROW_MAJOR, trans ? 'T' : 'N', lapack_int(n), lapack_int(nrhs), lu, lapack_int(n), ipiv.get(), b,
+      lapack_int(nrhs));
+  } else
+#endif
+  {
+    portable::lu_solve(trans, n, nrhs, lu, piv, b);
+  }
+}
+
+/// Cholesky A = L L^T from a's lower triangle, in place (zeros above). Returns 0, or k
+/// (1-based) when the leading minor of order k is not positive definite.
+template <class T>
+std::size_t cholesky_factor(std::size_t n, T* a) {
+#if ADX_WITH_LAPACK
+  if constexpr (native<T>) {
+    if (n == 0) return 0;
+    auto const f = [](auto... x) {
+      if constexpr (std::is_same_v<T, double>)
+        return LAPACKE_dpotrf(x...);
+      else
+        return LAPACKE_spotrf(x...);
+    };
+    lapack_int const info = f(LAPACK_ROW_MAJOR, 'L', lapack_int(n), a, lapack_int(n));
+    if (info > 0) return std::size_t(info);
+    for (std::size_t i = 0; i < n; ++i) std::fill(a + i * n + i + 1, a + (i + 1) * n, T(0));
+    return 0;
+  } else
+#endif
+  {
+    return portable::cholesky_factor(n, a);
+  }
+}
+
+/// Solves op(A) X = B for the triangular n x n a (only its lower or upper triangle is read;
+/// unit: a diagonal of ones), op(A) = A^T if trans; b (n x nrhs) becomes X.
+template <class T>
+void triangular_solve(bool lower, bool trans, bool unit, std::size_t n, std::size_t nrhs, T const* a, T* b) {
+#if ADX_WITH_LAPACK
+  if constexpr (native<T>) {
+    if (n == 0 || nrhs == 0) return;
+    auto const f = [](auto... x) {
+      if constexpr (std::is_same_v<T, double>)
+        cblas_dtrsm(x...);
+      else
+        cblas_strsm(x...);
+    };
+    f(CblasRowMajor, CblasLeft, lower ? CblasLower : CblasUpper, trans ? CblasTrans : CblasNoTrans,
+      unit ? CblasUnit : CblasNonUnit, int(n), int(nrhs), T(1), a, int(n), b, int(nrhs));
+  } else
+#endif
+  {
+    portable::triangular_solve(lower, trans, unit, n, nrhs, a, b);
+  }
+}
+
+/// Eigenvalues w (ascending) and eigenvectors v (columns, n x n) of the symmetric n x n a,
+/// from its lower triangle. Returns 0, or > 0 when the iteration did not converge.
+template <class T>
+std::size_t symmetric_eigen(std::size_t n, T const* a, T* w, T* v) {
+#if ADX_WITH_LAPACK
+  if constexpr (native<T>) {
+    if (n == 0) return 0;
+    std::copy_n(a, n * n, v);
+    auto const f = [](auto... x) {
+      if constexpr (std::is_same_v<T, double>)
+        return LAPACKE_dsyevd(x...);
+      else
+        return LAPACKE_ssyevd(x...);
+    };
+    lapack_int const info = f(LAPACK_ROW_MAJOR, 'V', 'L', lapack_int(n), v, lapack_int(n), w);
+    return info > 0 ? std::size_t(info) : 0;
+  } else
+#endif
+  {
+    return portable::symmetric_eigen(n, a, w, v);
+  }
+}
+
+/// Thin SVD of the m x n a: s (min(m, n), descending), u (m x k) and vt (k x n), or the
+/// values alone when u and vt are null. Returns 0, or > 0 when it did not converge.
+template <class T>
+std::size_t svd(std::size_t m, std::size_t n, T const* a, T* s, T* u, T* vt) {
+#if ADX_WITH_LAPACK
+  if constexpr (native<T>) {
+    std::size_t const k = std::min(m, n);
+    if (k == 0) return 0;
+    auto work = std::make_unique<T[]>(m * n);
+    std::copy_n(a, m * n, work.get());
+    auto const f = [](auto... x) {
+      if constexpr (std::is_same_v<T, double>)
+        return LAPACKE_dgesdd(x...);
+      else
+        return LAPACKE_sgesdd(x...);
+    };
+    bool const vectors = u != nullptr;
+    T dummy[1] = {T(0)};
+    lapack_int const info =
+        f(LAPACK_ROW_MAJOR, vectors ? 'S' : 'N', lapack_int(m), lapack_int(n), work.get(), lapack_int(n), s,
+          vectors ? u : dummy, lapack_int(vectors ? k : 1), vectors ? vt : dummy, lapack_int(vectors ? n : 1));
+    return info > 0 ? std::size_t(info) : 0;
+  } else
+#endif
+  {
+    return portable::svd(m, n, a, s, u, vt);
+  }
+}
+
+/// Reduced QR of the m x n a: q (m x k, orthonormal columns), r (k x n, upper triangular),
+/// k = min(m, n), with LAPACK's signs (R's diagonal may be negative).
+template <class T>
+void qr(std::size_t m, std::size_t n, T const* a, T* q, T* r) {
+#if ADX_WITH_LAPACK
+  if constexpr (native<T>) {
+    std::size_t const k = std::min(m, n);
+    if (k == 0) return;
+    auto work = std::make_unique<T[]>(m * n);
+    auto tau = std::make_unique<T[]>(k);
+    std::copy_n(a, m * n, work.get());
+    if constexpr (std::is_same_v<T, double>)
+      LAPACKE_dgeqrf(LAPACK_ROW_MAJOR, lapack_int(m), lapack_int(n), work.get(), lapack_int(n), tau.get());
+    else
+      LAPACKE_sgeqrf(LAPACK_ROW_MAJOR, lapack_int(m), lapack_int(n), work.get(), lapack_int(n), tau.get());
+    for (std::size_t i = 0; i < k; ++i)
+      for (std::size_t j = 0; j < n; ++j) r[i * n + j] = j >= i ? work[i * n + j] : T(0);
+    if constexpr (std::is_same_v<T, double>)
+      LAPACKE_dorgqr(LAPACK_ROW_MAJOR, lapack_int(m), lapack_int(k), lapack_int(k), work.get(), lapack_int(n),
+                     tau.get());
+    else
+      LAPACKE_sorgqr(LAPACK_ROW_MAJOR, lapack_int(m), lapack_int(k), lapack_int(k), work.get(), lapack_int(n),
+                     tau.get());
+    for (std::size_t i = 0; i < m; ++i) std::copy_n(work.get() + i * n, k, q + i * k);
+  } else
+#endif
+  {
+    portable::qr(m, n, a, q, r);
+  }
+}
+
+}  // namespace adx::detail::lapack
