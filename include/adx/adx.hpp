@@ -9,6 +9,7 @@
 #include "adx/api/scalar.hpp"
 #include "adx/core.hpp"
 #include "adx/forward.hpp"
+#include "adx/linalg.hpp"
 #include "adx/nn/init.hpp"
 #include "adx/nn/layers.hpp"
 #include "adx/nn/loss.hpp"

@@ -154,6 +154,23 @@ std::cout << matmul(x * z, y).values();          // [[0.905 0.75 2.65]\n [2.452 
   CHECK(printed.text.str() == "[[0.905 0.75 2.65]\n [2.452 1.94 6.64]]");
 }
 
+// ---- ## Linear algebra ----------------------------------------------------------------------
+
+TEST_CASE("README: linear algebra") {
+  // clang-format off
+tape_scope<var<double>> scope;
+tensor<var<double>> A(tensor<double>{{4.0, 1.0}, {1.0, 3.0}});
+tensor<var<double>> b(tensor<double>{1.0, 2.0});
+var<double> f = linalg::logdet(A).item() + sum(linalg::solve(A, b));   // two tape nodes
+backward(f);                                     // dA = A^-T - A^-T 1 x^T, db = A^-T 1
+double dA00 = A(0, 0).adjoint();                 // 31/121
+  // clang-format on
+  CHECK(close(dA00, 31.0 / 121));
+  CHECK(close(b[0].adjoint(), 2.0 / 11));
+  CHECK(close(b[1].adjoint(), 3.0 / 11));
+  CHECK(close(A(1, 0).adjoint(), -1.0 / 11 - 3.0 / 121));  // (A^-T)_10 - (A^-T 1)_1 x_0
+}
+
 // ---- ## Gradient APIs -----------------------------------------------------------------------
 
 TEST_CASE("README: tf.gradients and torch.autograd.grad") {

@@ -50,8 +50,13 @@ enum class top : std::uint8_t {
   stencil,       // k l - r + (l - 0.25 r) / 2 (+ b.item() if b has one element), l and r the
                  // slices [0, d-1) and [1, d) of a along an axis: a linear expression whose
                  // operands repeat (one partial per operand, merged)
+  linalg,       // an adx::linalg function of a square a (at most 4 x 4), kept well conditioned
+                // through tanh: one of linalg_fn
   count
 };
+/// The linalg node's functions; M = I + 0.1 tanh(a) (diagonally dominant), G = T T^T + I with
+/// T = tanh(a) (positive definite).
+enum class linalg_fn : std::uint8_t { solve, inv, det, logdet, cholesky, matrix_exp, slogdet, count };
 enum class unary_fn : std::uint8_t {
   neg,
   exp,
@@ -182,6 +187,34 @@ tensor<S> reduce_axis(reduction r, tensor<S> const& a, long axis, bool keepdims)
   return sum(a, axis, keepdims);
 }
 
+/// The linalg node: f of a square a (b the right-hand side of solve, when it has a's rows).
+template <class S>
+tensor<S> apply_linalg(linalg_fn f, tensor<S> const& a, tensor<S> const& b) {
+  std::size_t const n = a.shape()[0];
+  tensor<double> const I = adx::linalg::diag(tensor<double>(shape{n}, 1.0));
+  tensor<S> const T = tanh(a);
+  tensor<S> const M = I + 0.1 * T;
+  switch (f) {
+    case linalg_fn::solve:
+      return adx::linalg::solve(M, b.rank() >= 1 && b.shape()[0] == n && b.rank() <= 2 ? b : a);
+    case linalg_fn::inv:
+      return adx::linalg::inv(M);
+    case linalg_fn::det:
+      return adx::linalg::det(M);
+    case linalg_fn::logdet:
+      return adx::linalg::logdet(tensor<S>(matmul(T, T.transpose()) + I));
+    case linalg_fn::cholesky:
+      return adx::linalg::cholesky(tensor<S>(matmul(T, T.transpose()) + I));
+    case linalg_fn::matrix_exp:
+      return adx::linalg::matrix_exp(tensor<S>(0.5 * T));
+    case linalg_fn::slogdet:
+      return adx::linalg::slogdet(M)[1];
+    case linalg_fn::count:
+      break;
+  }
+  return a;
+}
+
 template <class S>
 tensor<S> apply_tnode(tnode const& n, std::vector<tensor<S>> const& v) {
   tensor<S> const& a = v[n.a];
@@ -225,6 +258,8 @@ tensor<S> apply_tnode(tnode const& n, std::vector<tensor<S>> const& v) {
       if (b.size() == 1) return tensor<S>(e + b.item());
       return tensor<S>(e);
     }
+    case top::linalg:
+      return apply_linalg(static_cast<linalg_fn>(n.f), a, b);
     case top::count:
       break;
   }
@@ -320,6 +355,13 @@ inline std::ostream& operator<<(std::ostream& os, tprogram const& p) {
         os << n.k << " * l - r + (l - 0.25 * r) / 2, l, r = t" << n.a << "[0 : d-1], t" << n.a << "[1 : d] on axis "
            << n.axis << " (+ t" << n.b << ".item() if one element)";
         break;
+      case top::linalg: {
+        static char const* const linalg_names[] = {"solve(M, t_b or a)", "inv(M)", "det(M)", "logdet(G)",
+                                                   "cholesky(G)", "matrix_exp(T / 2)", "slogdet(M).logabsdet"};
+        os << "linalg " << linalg_names[n.f] << " of a = t" << n.a << ", b = t" << n.b
+           << " (T = tanh(a), M = I + 0.1 T, G = T T^T + I)";
+        break;
+      }
       case top::count:
         break;
     }
@@ -451,6 +493,12 @@ tprogram generate(Source& src, unsigned max_nodes = 16) {
           nd.axis = static_cast<long>(src.pick(static_cast<unsigned>(sa.rank())));
           if (sa[static_cast<std::size_t>(nd.axis)] < 2) continue;
           nd.k = src.uniform(-2, 2);
+          nd.b = operand();
+          break;
+        }
+        case top::linalg: {
+          if (sa.rank() != 2 || sa[0] != sa[1] || sa[0] > 4) continue;
+          nd.f = static_cast<std::uint8_t>(src.pick(static_cast<unsigned>(linalg_fn::count)));
           nd.b = operand();
           break;
         }

@@ -32,4 +32,12 @@ class value_error : public error {
   using error::error;
 };
 
+/// A matrix a linalg function cannot factor: singular (solve, inv) or not positive definite
+/// (cholesky), as torch.linalg.LinAlgError. The message names the function, the shape, the batch
+/// element and the failing pivot or leading minor.
+class linalg_error : public error {
+ public:
+  using error::error;
+};
+
 }  // namespace adx

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+// adx: determinants. det, slogdet and logdet from one LU factorization, each one tape node.
+//
+// Rules:
+//   det        reverse  gA = g cof(A)          forward  dd = sum(cof(A) * dA)
+//   slogdet    reverse  gA = g A^-T            forward  dl = sum(A^-T * dA)   (sign: constant)
+// cof(A), the cofactor matrix, is det(A) A^-T where A is invertible; where A is singular (a
+// pivot below n * eps * the largest), it is made of the (n-1) x (n-1) minors' determinants,
+// one batched det, so the gradient there is the true one (the polynomial's) and so are the
+// derivatives of every order after it. torch 1.13 gives zeros there without create_graph.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "adx/linalg/lapack.hpp"
+#include "adx/linalg/op.hpp"
+#include "adx/linalg/solve.hpp"
+#include "adx/linalg/structure.hpp"
+#include "adx/tensor/linalg.hpp"
+
+namespace adx {
+namespace detail {
+
+/// LU factors of a batch of numbers' matrices ([b, n, n]) and their pivots; no error on a
+/// singular matrix.
+template <class T>
+kept_factors<T> lu_batch(tensor<T> const& A) {
+  std::size_t const b = A.shape()[0], n = A.shape()[1];
+  kept_factors<T> k;
+  k.factors.push_back(A);
+  k.pivots.resize(b * n);
+  T* const f = k.factors[0].data();
+  for (std::size_t q = 0; q < b; ++q) lapack::lu_factor(n, f + q * n * n, k.pivots.data() + q * n);
+  return k;
+}
+
+/// The sign of the row permutation of LU's pivots for one matrix.
+inline int permutation_sign(int const* piv, std::size_t n) {
+  int s = 1;
+  for (std::size_t i = 0; i < n; ++i)
+    if (piv[i] != static_cast<int>(i)) s = -s;
+  return s;
+}
+
+/// Whether some matrix of the batch is singular as far as its numbers tell: a pivot of its LU
+/// factorization at most n * eps times the largest one.
+template <class T>
+bool numerically_singular(tensor<T> const& A) {
+  using N = std::remove_cvref_t<decltype(primal(std::declval<T>()))>;
+  std::size_t const b = A.shape()[0], n = A.shape()[1];
+  tensor<N> const lu =
+      lu_batch(tensor<N>::generate(A.shape(), [&](std::size_t i) { return primal(A.data()[i]); })).factors[0];
+  for (std::size_t q = 0; q < b; ++q) {
+    N lo = std::numeric_limits<N>::infinity(), hi = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      N const u = std::abs(lu.data()[q * n * n + i * (n + 1)]);
+      lo = std::min(lo, u), hi = std::max(hi, u);
+    }
+    if (n > 0 && !(lo > N(n) * std::numeric_limits<N>::epsilon() * hi)) return true;
+  }
+  return false;
+}
+
+/// A^-T for a batch, from kept LU factors (numbers) or a recorded solve (AD values).
+template <class T>
+tensor<T> inverse_transposed(tensor<T> const& A, kept_factors<T> const& kept);
+
+struct det_op {
+  static constexpr std::size_t inputs = 1, outputs = 1;
+  char const* name = "linalg.det";
+
+  template <class T>
+  op_result<T, 1> compute(std::array<tensor<T>, 1> const& in) const {
+    std::size_t const b = in[0].shape()[0], n = in[0].shape()[1];
+    op_result<T, 1> r;
+    r.kept = lu_batch(in[0]);
+    r.out[0] = tensor<T>::generate(shape{b}, [&](std::size_t q) {
+      T d = T(permutation_sign(r.kept.pivots.data() + q * n, n));
+      for (std::size_t i = 0; i < n; ++i) d *= r.kept.factors[0].data()[q * n * n + i * (n + 1)];
+      return d;
+    });
+    return r;
+  }
+  /// The cofactor matrices, [b, n, n]: det A^-T, or the minors' determinants where singular.
+  template <class T>
+  tensor<T> cofactors(tensor<T> const& A, tensor<T> const& d, kept_factors<T> const& kept) const {
+    std::size_t const b = A.shape()[0], n = A.shape()[1];
+    if (n == 0) return A;
+    if (!numerically_singular(A)) return tensor<T>(inverse_transposed(A, kept) * d.reshape(shape{b, 1, 1}));
+    if (n == 1) return tensor<T>(A.shape(), T(1));
+    // minor (i, j) of matrix q: A[q] without row i and column j, all b n^2 of them in one batch
+    std::size_t const m = n - 1;
+    T const* a = A.data();
+    tensor<T> const minors = tensor<T>::generate(shape{b * n * n, m, m}, [&](std::size_t e) -> T const& {
+      std::size_t const which = e / (m * m), r = (e / m) % m, c = e % m;
+      std::size_t const q = which / (n * n), i = (which / n) % n, j = which % n;
+      return a[q * n * n + (r + (r >= i)) * n + (c + (c >= j))];
+    });
+    tensor<T> const md = run_op(*this, minors)[0];
+    return tensor<T>::generate(A.shape(), [&](std::size_t e) {
+      std::size_t const i = (e / n) % n, j = e % n;
+      return (i + j) % 2 ? T(-md.data()[e]) : md.data()[e];
+    });
+  }
+  template <class T>
+  std::array<tensor<T>, 1> adjoint(std::array<tensor<T>, 1> const& in, std::array<tensor<T>, 1> const& out,
+                                   kept_factors<T> const& kept, std::array<tensor<T>, 1> const& g,
+                                   std::array<bool, 1> const&) const {
+    std::size_t const b = in[0].shape()[0];
+    return {tensor<T>(cofactors(in[0], out[0], kept) * g[0].reshape(shape{b, 1, 1}))};
+  }
+  template <class T>
+  std::array<tensor<T>, 1> tangent(std::array<tensor<T>, 1> const& in, std::array<tensor<T>, 1> const& out,
+                                   kept_factors<T> const& kept, std::array<tensor<T>, 1> const& d) const {
+    std::size_t const b = in[0].shape()[0];
+    return {tensor<T>(sum(
+        tensor<T>(cofactors(in[0], out[0], kept) * d[0]).reshape(shape{b, in[0].size() / std::max<std::size_t>(b, 1)}),
+        -1))};
+  }
+};
+
+/// (sign, log |det|) of each matrix.
+struct slogdet_op {
+  static constexpr std::size_t inputs = 1, outputs = 2;
+  char const* name = "linalg.slogdet";
+
+  template <class T>
+  op_result<T, 2> compute(std::array<tensor<T>, 1> const& in) const {
+    std::size_t const b = in[0].shape()[0], n = in[0].shape()[1];
+    op_result<T, 2> r;
+    r.kept = lu_batch(in[0]);
+    r.out[0] = tensor<T>(shape{b});
+    r.out[1] = tensor<T>(shape{b});
+    for (std::size_t q = 0; q < b; ++q) {
+      T s = T(permutation_sign(r.kept.pivots.data() + q * n, n)), l = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        T const u = r.kept.factors[0].data()[q * n * n + i * (n + 1)];
+        s = u < 0 ? T(-s) : u > 0 ? s : T(0);
+        l += std::log(std::abs(u));
+      }
+      r.out[0].data()[q] = s;
+      r.out[1].data()[q] = s == 0 ? -std::numeric_limits<T>::infinity() : l;
+    }
+    return r;
+  }
+  template <class T>
+  std::array<tensor<T>, 1> adjoint(std::array<tensor<T>, 1> const& in, std::array<tensor<T>, 2> const&,
+                                   kept_factors<T> const& kept, std::array<tensor<T>, 2> const& g,
+                                   std::array<bool, 1> const&) const {
+    std::size_t const b = in[0].shape()[0];
+    return {tensor<T>(inverse_transposed(in[0], kept) * g[1].reshape(shape{b, 1, 1}))};
+  }
+  template <class T>
+  std::array<tensor<T>, 2> tangent(std::array<tensor<T>, 1> const& in, std::array<tensor<T>, 2> const&,
+                                   kept_factors<T> const& kept, std::array<tensor<T>, 1> const& d) const {
+    std::size_t const b = in[0].shape()[0];
+    tensor<T> const p = inverse_transposed(in[0], kept) * d[0];
+    return {tensor<T>(shape{b}, T(0)), tensor<T>(sum(p.reshape(shape{b, p.size() / std::max<std::size_t>(b, 1)}), -1))};
+  }
+};
+
+template <class T>
+tensor<T> inverse_transposed(tensor<T> const& A, kept_factors<T> const& kept) {
+  std::size_t const b = A.shape()[0], n = A.shape()[1];
+  tensor<T> I = identities<T>(b, n);
+  if constexpr (level_v < T >> 0) {
+    (void)kept;
+    return run_op(solve_op{"linalg.inv"}, mT(A), I)[0];
+  } else {
+    T* const y = I.data();
+    for (std::size_t q = 0; q < b; ++q)
+      lapack::lu_solve(true, n, n, kept.factors[0].data() + q * n * n, kept.pivots.data() + q * n, y + q * n * n);
+    return I;
+  }
+}
+
+}  // namespace detail
+
+namespace linalg {
+
+/// The determinant of each square matrix (torch.linalg.det): a rank-0 tensor for one matrix, one
+/// per matrix of a batch. Its gradient is the cofactor matrix, at a singular matrix too.
+template <class X>
+auto det(X const& x) {
+  auto const A = eval(x);
+  auto const m = detail::as_matrices("linalg.det", A, true);
+  return detail::run_op(detail::det_op{}, m.t)[0].reshape(m.batch);
+}
+
+/// The sign and the log of the absolute value of each determinant (torch.linalg.slogdet):
+/// {sign, logabsdet}; a singular matrix gives sign 0 and logabsdet -inf. The sign is a constant
+/// (its derivative is zero); logabsdet's gradient is A^-T.
+template <class X>
+auto slogdet(X const& x) {
+  auto const A = eval(x);
+  auto const m = detail::as_matrices("linalg.slogdet", A, true);
+  auto r = detail::run_op(detail::slogdet_op{}, m.t);
+  using S = typename decltype(A)::value_type;
+  return std::array<tensor<S>, 2>{r[0].reshape(m.batch), r[1].reshape(m.batch)};
+}
+
+/// log det A (torch.logdet): logabsdet where the determinant is positive, -inf where it is 0
+/// and NaN where it is negative.
+template <class X>
+auto logdet(X const& x) {
+  auto const sl = slogdet(x);
+  auto const& sign = sl[0];
+  auto const& logabs = sl[1];
+  tensor<double> const s = tensor<double>::generate(sign.shape(), [&](std::size_t i) {
+    double const v = static_cast<double>(primal(sign.data()[i]));
+    return v > 0 ? 0.0 : v < 0 ? std::numeric_limits<double>::quiet_NaN() : -std::numeric_limits<double>::infinity();
+  });
+  using S = typename std::remove_cvref_t<decltype(logabs)>::value_type;
+  return tensor<S>(logabs + s);
+}
+
+}  // namespace linalg
+}  // namespace adx

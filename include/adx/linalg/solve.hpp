@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+// adx: linear systems. solve and inv (LU with partial pivoting), solve_triangular, cholesky,
+// cholesky_solve and cholesky_inverse, each one tape node per call (the last two are two
+// triangular solves). Names, argument order and batch rules follow torch.linalg 1.13.
+//
+// Rules (X = A^-1 B; every one written with tensor operations, so that it nests):
+//   solve               reverse  gB = A^-T gX, gA = -gB X^T   (the forward pass's LU reused)
+//                       forward  dX = A^-1 (dB - dA X)
+//   solve_triangular    the same with A's triangle: gA = -tri(gB X^T)
+//   cholesky  L L^T = A reverse  gA = L^-T S L^-1, S = (tril(X) + tril(X, -1)^T) / 2, X = L^T gL
+//                       forward  dL = L phi(L^-1 sym(dA) L^-T), phi: the lower triangle, the
+//                                diagonal halved
+// cholesky reads A's lower triangle only (torch's rule) and its gradient is the symmetric one,
+// the gradient of cholesky(sym(A)); its tangent takes sym(dA) alike, so forward = reverse.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "adx/core/error.hpp"
+#include "adx/linalg/lapack.hpp"
+#include "adx/linalg/op.hpp"
+#include "adx/linalg/structure.hpp"
+#include "adx/tensor/linalg.hpp"
+
+namespace adx {
+namespace detail {
+
+/// "adx: linalg.solve: the input matrix is singular: U(2,2) of its LU factorization is zero
+/// (input of shape [3, 3], batch element 0)"; batch elements count row-major over the batch axes.
+[[noreturn]] inline void throw_linalg_error(char const* op, std::string const& what, shape const& sh,
+                                            std::size_t batch) {
+  throw linalg_error(std::string("adx: ") + op + ": " + what + " (input of shape " + sh.str() + ", batch element " +
+                     std::to_string(batch) + ")");
+}
+
+/// The element type two operands meet at: the higher nesting level (lower ones are constants).
+template <class SA, class SB>
+using meet_t = std::conditional_t<(level_v<SA> >= level_v<SB>), SA, SB>;
+
+template <class SA, class SB>
+inline constexpr bool can_meet = std::is_same_v<SA, SB> || level_v<SA> != level_v<SB>;
+
+/// X = A^-1 B for general square A (LU with partial pivoting); `name` is the caller's.
+struct solve_op {
+  static constexpr std::size_t inputs = 2, outputs = 1;
+  char const* name = "linalg.solve";
+  shape input{};  ///< the caller's shape of A, for errors (the batch flattened if empty)
+
+  template <class T>
+  op_result<T, 1> compute(std::array<tensor<T>, 2> const& in) const {
+    auto const& A = in[0];
+    std::size_t const b = A.shape()[0], n = A.shape()[1], k = in[1].shape()[2];
+    op_result<T, 1> r;
+    tensor<T> lu = A;
+    T* const f = lu.data();
+    r.kept.pivots.resize(b * n);
+    for (std::size_t q = 0; q < b; ++q)
+      if (std::size_t const info = lapack::lu_factor(n, f + q * n * n, r.kept.pivots.data() + q * n))
+        throw_linalg_error(name,
+                           "the input matrix is singular: U(" + std::to_string(info - 1) + "," +
+                               std::to_string(info - 1) + ") of its LU factorization is zero",
+                           input.rank() ? input : A.shape(), q);
+    tensor<T> X = in[1];
+    T* const x = X.data();
+    for (std::size_t q = 0; q < b; ++q)
+      lapack::lu_solve(false, n, k, f + q * n * n, r.kept.pivots.data() + q * n, x + q * n * k);
+    r.out[0] = std::move(X);
+    r.kept.factors.push_back(std::move(lu));
+    return r;
+  }
+  /// A^-1 Y (or A^-T Y): from the kept LU for numbers, by a recorded solve for AD values.
+  template <class T>
+  tensor<T> apply_inverse(std::array<tensor<T>, 2> const& in, kept_factors<T> const& kept, tensor<T> Y,
+                          bool trans) const {
+    if constexpr (level_v < T >> 0) {
+      (void)kept;
+      return run_op(*this, trans ? mT(in[0]) : in[0], Y)[0];
+    } else {
+      std::size_t const b = Y.shape()[0], n = Y.shape()[1], k = Y.shape()[2];
+      T* const y = Y.data();
+      for (std::size_t q = 0; q < b; ++q)
+        lapack::lu_solve(trans, n, k, kept.factors[0].data() + q * n * n, kept.pivots.data() + q * n, y + q * n * k);
+      return Y;
+    }
+  }
+  template <class T>
+  std::array<tensor<T>, 2> adjoint(std::array<tensor<T>, 2> const& in, std::array<tensor<T>, 1> const& out,
+                                   kept_factors<T> const& kept, std::array<tensor<T>, 1> const& g,
+                                   std::array<bool, 2> const& need) const {
+    tensor<T> gB = apply_inverse(in, kept, g[0], true);
+    tensor<T> gA = need[0] ? tensor<T>(-matmul(gB, mT(out[0]))) : tensor<T>();
+    return {std::move(gA), std::move(gB)};
+  }
+  template <class T>
+  std::array<tensor<T>, 1> tangent(std::array<tensor<T>, 2> const& in, std::array<tensor<T>, 1> const& out,
+                                   kept_factors<T> const& kept, std::array<tensor<T>, 2> const& d) const {
+    return {apply_inverse(in, kept, tensor<T>(d[1] - matmul(d[0], out[0])), false)};
+  }
+};
+
+/// X = A^-1 B for triangular A (its lower or upper triangle; unit: a diagonal of ones).
+struct triangular_op {
+  static constexpr std::size_t inputs = 2, outputs = 1;
+  char const* name = "linalg.solve_triangular";
+  bool lower = true, unit = false;
+
+  template <class T>
+  op_result<T, 1> compute(std::array<tensor<T>, 2> const& in) const {
+    std::size_t const b = in[0].shape()[0], n = in[0].shape()[1], k = in[1].shape()[2];
+    op_result<T, 1> r;
+    tensor<T> X = in[1];
+    T* const x = X.data();
+    T const* const a = in[0].data();
+    for (std::size_t q = 0; q < b; ++q)
+      lapack::triangular_solve(lower, false, unit, n, k, a + q * n * n, x + q * n * k);
+    r.out[0] = std::move(X);
+    return r;
+  }
+  /// The part of a matrix the solve reads: its triangle, without the diagonal when unit.
+  template <class T>
+  tensor<T> part(tensor<T> const& x) const {
+    return triangle(x, lower, lower ? (unit ? -1 : 0) : (unit ? 1 : 0));
+  }
+  template <class T>
+  std::array<tensor<T>, 2> adjoint(std::array<tensor<T>, 2> const& in, std::array<tensor<T>, 1> const& out,
+                                   kept_factors<T> const&, std::array<tensor<T>, 1> const& g,
+                                   std::array<bool, 2> const& need) const {
+    triangular_op const transposed{name, !lower, unit};
+    tensor<T> gB = run_op(transposed, mT(in[0]), g[0])[0];
+    tensor<T> gA = need[0] ? tensor<T>(-part(tensor<T>(matmul(gB, mT(out[0]))))) : tensor<T>();
+    return {std::move(gA), std::move(gB)};
+  }
+  template <class T>
+  std::array<tensor<T>, 1> tangent(std::array<tensor<T>, 2> const& in, std::array<tensor<T>, 1> const& out,
+                                   kept_factors<T> const&, std::array<tensor<T>, 2> const& d) const {
+    return run_op(*this, in[0], tensor<T>(d[1] - matmul(part(d[0]), out[0])));
+  }
+};
+
+/// L with L L^T = A, from A's lower triangle.
+struct cholesky_op {
+  static constexpr std::size_t inputs = 1, outputs = 1;
+  char const* name = "linalg.cholesky";
+  shape input{};  ///< the caller's shape of A, for errors (the batch flattened if empty)
+
+  template <class T>
+  op_result<T, 1> compute(std::array<tensor<T>, 1> const& in) const {
+    std::size_t const b = in[0].shape()[0], n = in[0].shape()[1];
+    op_result<T, 1> r;
+    tensor<T> L = in[0];
+    T* const l = L.data();
+    for (std::size_t q = 0; q < b; ++q)
+      if (std::size_t const info = lapack::cholesky_factor(n, l + q * n * n))
+        throw_linalg_error(name,
+                           "the input is not positive-definite: its leading minor of order " + std::to_string(info) +
+                               " is not positive-definite",
+                           input.rank() ? input : in[0].shape(), q);
+    r.out[0] = std::move(L);
+    return r;
+  }
+  /// L^-1 Y (trans false) or L^-T Y, recorded for AD values.
+  template <class T>
+  static tensor<T> solve_l(tensor<T> const& L, tensor<T> const& Y, bool trans) {
+    return run_op(triangular_op{"linalg.cholesky", !trans, false}, trans ? mT(L) : L, Y)[0];
+  }
+  template <class T>
+  std::array<tensor<T>, 1> adjoint(std::array<tensor<T>, 1> const&, std::array<tensor<T>, 1> const& out,
+                                   kept_factors<T> const&, std::array<tensor<T>, 1> const& g,
+                                   std::array<bool, 1> const&) const {
+    auto const& L = out[0];
+    tensor<T> const X = matmul(mT(L), triangle(g[0], true, 0));
+    tensor<T> const S = (triangle(X, true, 0) + mT(triangle(X, true, -1))) * 0.5;
+    tensor<T> const Y = solve_l(L, S, true);  // L^-T S
+    return {mT(solve_l(L, mT(Y), true))};     // (L^-T Y^T)^T = Y L^-1
+  }
+  template <class T>
+  std::array<tensor<T>, 1> tangent(std::array<tensor<T>, 1> const&, std::array<tensor<T>, 1> const& out,
+                                   kept_factors<T> const&, std::array<tensor<T>, 1> const& d) const {
+    auto const& L = out[0];
+    tensor<T> const W = solve_l(L, symmetric_part(d[0]), false);  // L^-1 sym(dA)
+    tensor<T> const M = mT(solve_l(L, mT(W), false));             // L^-1 sym(dA) L^-T
+    return {matmul(L, tensor<T>(triangle(M, true, -1) + diag_matrices(diagonal_of(M)) * 0.5))};
+  }
+};
+
+/// A solve's operands at one element type, batches broadcast and flattened: A [b, n, n] and B
+/// [b, n, k] (a batch of vectors as k = 1), and the result's shape.
+template <class S>
+struct solve_operands {
+  tensor<S> A, B;
+  shape out;
+};
+
+template <class S, class XA, class XB>
+solve_operands<S> solve_prepare(char const* op, tensor<XA> const& a, tensor<XB> const& b, bool triangular_rhs) {
+  auto const A = as_elements<S>(a);
+  auto const B = as_elements<S>(b);
+  if (A.rank() < 2) throw_shape_error(op, "needs A to be a matrix or a batch of matrices", A.shape(), B.shape());
+  std::size_t const n = A.shape()[A.rank() - 1];
+  if (A.shape()[A.rank() - 2] != n) throw_shape_error(op, "needs A to be square", A.shape(), B.shape());
+  // torch 1.13: B is a batch of vectors when it is one, or when its shape is A's without the last axis
+  bool const vector =
+      !triangular_rhs && (B.rank() == 1 || (B.rank() + 1 == A.rank() && B.shape() == leading_axes(A.shape(), 1)));
+  tensor<S> const Bm = vector ? B.reshape(with_batch(leading_axes(B.shape(), 1), {B.shape()[B.rank() - 1], 1})) : B;
+  if (Bm.rank() < 2) throw_shape_error(op, "needs B to be a vector, a matrix or a batch of them", A.shape(), B.shape());
+  if (Bm.shape()[Bm.rank() - 2] != n)
+    throw_shape_error(op, "the number of rows of B must equal the order of A", A.shape(), B.shape());
+  shape const batch = broadcast_shapes(leading_axes(A.shape(), 2), leading_axes(Bm.shape(), 2), op);
+  auto const Ae = as_matrices(op, expand_batch(A, batch)).t;
+  auto const Be = as_matrices(op, expand_batch(Bm, batch)).t;
+  std::size_t const k = Bm.shape()[Bm.rank() - 1];
+  return {Ae, Be, vector ? with_batch(batch, {n}) : with_batch(batch, {n, k})};
+}
+
+}  // namespace detail
+
+namespace linalg {
+
+/// X with A X = B (torch.linalg.solve; left = false: X A = B), A square and invertible, B a
+/// vector, a matrix or a batch of either; batch axes broadcast. Throws adx::linalg_error,
+/// naming the zero pivot, when A is singular.
+template <class XA, class XB>
+auto solve(XA const& a, XB const& b, bool left = true) {
+  auto const A = eval(a);
+  auto const B = eval(b);
+  using SA = typename decltype(A)::value_type;
+  using SB = typename decltype(B)::value_type;
+  static_assert(detail::can_meet<SA, SB>, "adx: linalg.solve of two different AD element types at one nesting level");
+  using S = detail::meet_t<SA, SB>;
+  if (!left && (A.rank() < 2 || B.rank() < 2))
+    detail::throw_shape_error("linalg.solve", "with left = false needs matrices or batches of them", A.shape(),
+                              B.shape());
+  // X A = B  <=>  A^T X^T = B^T
+  auto const p = left ? detail::solve_prepare<S>("linalg.solve", A, B, false)
+                      : detail::solve_prepare<S>("linalg.solve", detail::mT(A), detail::mT(B), true);
+  auto const X = detail::run_op(detail::solve_op{"linalg.solve", A.shape()}, p.A, p.B)[0].reshape(p.out);
+  return left ? X : detail::mT(X);
+}
+
+/// The inverse of each square matrix (torch.linalg.inv); throws adx::linalg_error when one is
+/// singular.
+template <class X>
+auto inv(X const& x) {
+  auto const A = eval(x);
+  using S = typename decltype(A)::value_type;
+  auto const m = detail::as_matrices("linalg.inv", A, true);
+  auto const I = detail::identities<S>(m.count(), m.rows());
+  return detail::run_op(detail::solve_op{"linalg.inv", A.shape()}, m.t, I)[0].reshape(A.shape());
+}
+
+/// Options of solve_triangular (torch.linalg.solve_triangular's keywords).
+struct triangular_options {
+  bool left = true;            ///< A X = B; false: X A = B
+  bool unitriangular = false;  ///< A's diagonal taken as ones (not read)
+};
+
+/// X with A X = B for triangular A (torch.linalg.solve_triangular): only A's upper (upper =
+/// true) or lower triangle is read. B is a matrix or a batch; batch axes broadcast.
+template <class XA, class XB>
+auto solve_triangular(XA const& a, XB const& b, bool upper, triangular_options const& opt = {}) {
+  auto const A = eval(a);
+  auto const B = eval(b);
+  using SA = typename decltype(A)::value_type;
+  using SB = typename decltype(B)::value_type;
+  static_assert(detail::can_meet<SA, SB>,
+                "adx: linalg.solve_triangular of two different AD element types at one nesting level");
+  using S = detail::meet_t<SA, SB>;
+  if (A.rank() < 2 || B.rank() < 2)
+    detail::throw_shape_error("linalg.solve_triangular", "needs matrices or batches of them", A.shape(), B.shape());
+  // X A = B  <=>  A^T X^T = B^T, A^T's triangle the other one
+  auto const p = opt.left ? detail::solve_prepare<S>("linalg.solve_triangular", A, B, true)
+                          : detail::solve_prepare<S>("linalg.solve_triangular", detail::mT(A), detail::mT(B), true);
+  bool const lower = opt.left ? !upper : upper;
+  auto const X =
+      detail::run_op(detail::triangular_op{"linalg.solve_triangular", lower, opt.unitriangular}, p.A, p.B)[0].reshape(
+          p.out);
+  return opt.left ? X : detail::mT(X);
+}
+
+/// L with L L^T = A, lower triangular with a positive diagonal, for each symmetric positive
+/// definite A (torch.linalg.cholesky; upper = true gives L^T). Only A's lower triangle is read,
+/// and the gradient is symmetric: that of cholesky((A + A^T) / 2). Throws adx::linalg_error,
+/// naming the first leading minor that is not positive definite.
+template <class X>
+auto cholesky(X const& x, bool upper = false) {
+  auto const A = eval(x);
+  auto const m = detail::as_matrices("linalg.cholesky", A, true);
+  auto const L = detail::run_op(detail::cholesky_op{"linalg.cholesky", A.shape()}, m.t)[0];
+  return (upper ? detail::mT(L) : L).reshape(A.shape());
+}
+
+/// X with A X = B where A = L L^T (torch.cholesky_solve(B, L, upper)): two triangular solves.
+template <class XB, class XL>
+auto cholesky_solve(XB const& b, XL const& l, bool upper = false) {
+  auto const L = eval(l);
+  auto const Lo = upper ? detail::mT(L) : L;
+  auto const Y = solve_triangular(Lo, b, false);
+  return solve_triangular(detail::mT(Lo), Y, true);
+}
+
+/// (L L^T)^-1 from the Cholesky factor L (torch.cholesky_inverse; upper: L^T given).
+template <class XL>
+auto cholesky_inverse(XL const& l, bool upper = false) {
+  auto const L = eval(l);
+  using S = typename decltype(L)::value_type;
+  auto const m = detail::as_matrices("linalg.cholesky_inverse", L, true);
+  auto const I = detail::identities<S>(m.count(), m.rows()).reshape(L.shape());
+  return cholesky_solve(I, L, upper);
+}
+
+}  // namespace linalg
+}  // namespace adx

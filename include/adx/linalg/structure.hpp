@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+// adx: the structural matrix operations (triangles, diagonals, the transpose, the trace) and the
+// batch handling every linalg function shares. Structural operations only move elements: a var
+// is copied with its index, so they record nothing and nest as they are.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "adx/core/error.hpp"
+#include "adx/tensor/reduce.hpp"
+#include "adx/tensor/tensor.hpp"
+
+namespace adx {
+namespace detail {
+
+/// A tensor of rank >= 2 seen as a batch of matrices: [batch, rows, cols] and its batch axes.
+template <class S>
+struct matrix_batch {
+  tensor<S> t;  ///< rank 3
+  shape batch;  ///< the axes before the last two
+  std::size_t rows() const noexcept { return t.shape()[1]; }
+  std::size_t cols() const noexcept { return t.shape()[2]; }
+  std::size_t count() const noexcept { return t.shape()[0]; }
+};
+
+/// x as a batch of matrices; throws naming `op` when x has rank < 2 (or is not square if asked).
+template <class S>
+matrix_batch<S> as_matrices(char const* op, tensor<S> const& x, bool square = false) {
+  if (x.rank() < 2) throw_shape_error(op, "needs a matrix or a batch of matrices (rank 2 or more)", x.shape());
+  std::size_t const r = x.shape()[x.rank() - 2], c = x.shape()[x.rank() - 1];
+  if (square && r != c) throw_shape_error(op, "needs square matrices", x.shape());
+  shape batch;
+  std::size_t b = 1;
+  for (std::size_t i = 0; i + 2 < x.rank(); ++i) batch.push_back(x.shape()[i]), b *= x.shape()[i];
+  return {x.reshape(shape{b, r, c}), batch};
+}
+
+/// sh without its last k axes.
+inline shape leading_axes(shape const& sh, std::size_t k) {
+  shape s;
+  for (std::size_t i = 0; i + k < sh.rank(); ++i) s.push_back(sh[i]);
+  return s;
+}
+
+/// The batch axes followed by `tail` (a result's shape).
+inline shape with_batch(shape const& batch, std::initializer_list<std::size_t> tail) {
+  shape s = batch;
+  for (std::size_t d : tail) s.push_back(d);
+  return s;
+}
+
+/// x ([batch..., r, c]) repeated along broadcast batch axes `to` (elements copied, vars with
+/// their indices: no tape entry).
+template <class S>
+tensor<S> expand_batch(tensor<S> const& x, shape const& to) {
+  shape full = to;
+  full.push_back(x.shape()[x.rank() - 2]);
+  full.push_back(x.shape()[x.rank() - 1]);
+  if (full == x.shape()) return x;
+  auto const st = broadcast_strides(x.shape(), full);
+  auto const out_st = full.strides();
+  S const* src = x.data();
+  return tensor<S>::generate(full, [&](std::size_t i) -> S const& {
+    std::size_t off = 0, rest = i;
+    for (std::size_t d = 0; d < full.rank(); ++d) {
+      off += (rest / out_st[d]) * st[d];
+      rest %= out_st[d];
+    }
+    return src[off];
+  });
+}
+
+/// The transposes of a batch of matrices ([b, r, c] -> [b, c, r]).
+template <class S>
+tensor<S> mT(tensor<S> const& x) {
+  return x.transpose(-2, -1);
+}
+
+/// The lower (lower = true) or upper triangle of each matrix from diagonal k on, zeros elsewhere.
+template <class S>
+tensor<S> triangle(tensor<S> const& x, bool lower, long k) {
+  std::size_t const r = x.shape()[x.rank() - 2], c = x.shape()[x.rank() - 1];
+  S const* src = x.data();
+  return tensor<S>::generate(x.shape(), [&](std::size_t i) {
+    long const row = static_cast<long>((i / c) % r), col = static_cast<long>(i % c);
+    return (lower ? col - row <= k : col - row >= k) ? src[i] : S{};
+  });
+}
+
+/// The diagonals of a batch of square matrices, [b, n, n] -> [b, n].
+template <class S>
+tensor<S> diagonal_of(tensor<S> const& x) {
+  std::size_t const b = x.shape()[0], n = x.shape()[1];
+  S const* src = x.data();
+  return tensor<S>::generate(shape{b, n},
+                             [&](std::size_t i) -> S const& { return src[(i / n) * n * n + (i % n) * (n + 1)]; });
+}
+
+/// Diagonal matrices from a batch of vectors, [b, n] -> [b, n, n].
+template <class S>
+tensor<S> diag_matrices(tensor<S> const& v) {
+  std::size_t const b = v.shape()[0], n = v.shape()[1];
+  S const* src = v.data();
+  return tensor<S>::generate(shape{b, n, n}, [&](std::size_t i) {
+    std::size_t const q = i / (n * n), e = i % (n * n);
+    return e / n == e % n ? src[q * n + e / n] : S{};
+  });
+}
+
+/// b identity matrices of order n.
+template <class S>
+tensor<S> identities(std::size_t b, std::size_t n) {
+  return tensor<S>::generate(shape{b, n, n}, [&](std::size_t i) {
+    std::size_t const e = i % (n * n);
+    return e / n == e % n ? S(1) : S(0);
+  });
+}
+
+/// The symmetric part of each matrix, (x + x^T) / 2.
+template <class S>
+tensor<S> symmetric_part(tensor<S> const& x) {
+  return tensor<S>((x + mT(x)) * 0.5);
+}
+
+}  // namespace detail
+
+namespace linalg {
+
+/// The lower triangle of each matrix from diagonal k on (torch.tril): k = 0 keeps the diagonal,
+/// k = -1 starts below it, k = 1 above it. Elements move: nothing is recorded.
+template <class S>
+tensor<S> tril(tensor<S> const& x, long k = 0) {
+  if (x.rank() < 2) detail::throw_shape_error("tril", "needs a matrix or a batch of matrices", x.shape());
+  return detail::triangle(x, true, k);
+}
+
+/// The upper triangle of each matrix from diagonal k on (torch.triu).
+template <class S>
+tensor<S> triu(tensor<S> const& x, long k = 0) {
+  if (x.rank() < 2) detail::throw_shape_error("triu", "needs a matrix or a batch of matrices", x.shape());
+  return detail::triangle(x, false, k);
+}
+
+/// The diagonal of each matrix ([..., r, c] -> [..., min(r, c)]), torch.diagonal of the last two
+/// axes with offset 0. Elements move: nothing is recorded.
+template <class S>
+tensor<S> diagonal(tensor<S> const& x) {
+  auto const m = detail::as_matrices("linalg.diagonal", x);
+  std::size_t const r = m.rows(), c = m.cols(), k = std::min(r, c);
+  S const* src = m.t.data();
+  return tensor<S>::generate(detail::with_batch(m.batch, {k}),
+                             [&](std::size_t i) -> S const& { return src[(i / k) * r * c + (i % k) * (c + 1)]; });
+}
+
+/// torch.diag: a diagonal matrix from a vector ([n] -> [n, n]), or a matrix's diagonal.
+template <class S>
+tensor<S> diag(tensor<S> const& x) {
+  if (x.rank() == 2) return diagonal(x);
+  if (x.rank() != 1) detail::throw_shape_error("linalg.diag", "needs a vector or a matrix", x.shape());
+  return detail::diag_matrices(x.reshape(shape{1, x.size()})).reshape(shape{x.size(), x.size()});
+}
+
+/// The sum of each matrix's diagonal: a rank-0 tensor for one matrix (torch.trace), one per
+/// matrix for a batch.
+template <class S>
+tensor<S> trace(tensor<S> const& x) {
+  return tensor<S>(sum(diagonal(x), -1));
+}
+
+}  // namespace linalg
+}  // namespace adx
