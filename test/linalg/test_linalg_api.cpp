@@ -174,3 +174,25 @@ TEST_CASE("linalg: structural functions move elements (tril, triu, diagonal, dia
   auto const g = gradients(var<double>(sum(t * A3)), std::vector{Av});
   check_values(*g[0], {4, 0, 0, 1, 3, 0, 0.5, 0.2, 2});
 }
+
+TEST_CASE("linalg: norm as torch.linalg.norm (a vector's p-norms, a matrix's norms) with torch's gradients") {
+  tensor<double> const v{3.0, -4.0};
+  CHECK(linalg::norm(v).item() == 5.0);
+  CHECK(linalg::norm(v, 1.0).item() == 7.0);
+  CHECK(linalg::norm(v, INFINITY).item() == 4.0);
+  CHECK(linalg::norm(v, -INFINITY).item() == 3.0);
+  tensor<double> const A{{1.0, 2.0}, {3.0, 4.0}};
+  CHECK(adx_test::close(linalg::norm(A).item(), std::sqrt(30.0), 1e-15, 0));
+  CHECK(adx_test::close(linalg::norm(A, "nuc").item(), 5.8309518948453, 1e-13, 0));
+  // torch.linalg.norm(v, 3) and torch.linalg.norm(A, 2), float64, and their gradients
+  tensor<var<double>> x(v);
+  var<double> const n3 = linalg::norm(x, 3.0).item();
+  CHECK(adx_test::close(n3.val(), 4.497941445275415, 1e-14, 0));
+  check_values(*gradients(n3, std::vector{x})[0], {0.4448513517305356, -0.7908468475209521}, 1e-14, 1e-15);
+  tensor<var<double>> Av(A);
+  var<double> const n2 = linalg::norm(Av, 2.0).item();
+  CHECK(adx_test::close(n2.val(), 5.464985704219043, 1e-14, 0));
+  check_values(*gradients(n2, std::vector{Av})[0],
+               {0.2330424601316969, 0.3306883952871801, 0.5268045304253642, 0.7475382155592232}, 1e-12, 1e-14);
+  CHECK_THROWS_WITH_AS(linalg::norm(v, -1.0), doctest::Contains("a vector's ord must be positive"), value_error);
+}

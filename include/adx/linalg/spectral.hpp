@@ -223,5 +223,38 @@ auto matrix_norm(X const& x, double ord) {
                     std::to_string(ord));
 }
 
+/// torch.linalg.norm without dim: the 2-norm of all the elements (the Frobenius norm of a
+/// matrix, the Euclidean norm of a vector).
+template <class X>
+auto norm(X const& x) {
+  auto const t = eval(x);
+  using S = typename decltype(t)::value_type;
+  return tensor<S>::scalar(S(sqrt(sum(t * t))));
+}
+
+/// torch.linalg.norm with a matrix ord, "fro" or "nuc", of each matrix (matrix_norm).
+template <class X>
+auto norm(X const& x, std::string_view ord) {
+  return matrix_norm(x, ord);
+}
+
+/// torch.linalg.norm with a number ord: of a vector, sum(|x|^ord)^(1/ord) (inf: max |x|, -inf:
+/// min |x|); of each matrix of a rank-2 or higher tensor, matrix_norm(x, ord).
+template <class X>
+auto norm(X const& x, double ord) {
+  auto const t = eval(x);
+  using S = typename decltype(t)::value_type;
+  if (t.rank() >= 2) return matrix_norm(t, ord);
+  if (t.rank() != 1) detail::throw_shape_error("linalg.norm", "needs a vector or a matrix", t.shape());
+  double const inf = std::numeric_limits<double>::infinity();
+  if (ord == inf) return tensor<S>::scalar(S(max(abs(t))));
+  if (ord == -inf) return tensor<S>::scalar(S(min(abs(t))));
+  if (!(ord > 0) || std::isnan(ord))
+    throw value_error("adx: linalg.norm: a vector's ord must be positive or +-inf, not " + std::to_string(ord));
+  using adx::pow;
+  using std::pow;
+  return tensor<S>::scalar(S(pow(S(sum(pow(abs(t), ord))), 1.0 / ord)));
+}
+
 }  // namespace linalg
 }  // namespace adx
