@@ -16,7 +16,34 @@
 
 #if ADX_WITH_LAPACK
 #include <cblas.h>
-#include <lapacke.h>
+
+#include <cstdint>
+
+// The LAPACKE functions adx calls, declared here: <lapacke.h> brings <complex> with it, a third of
+// a second of every translation unit's compile. These are LAPACKE's own declarations for its
+// default 32-bit integers (lapack_int = int32_t), so a program that includes <lapacke.h> too
+// sees the same functions; with 64-bit LAPACK integers the two disagree and the program does not
+// compile, rather than call LAPACK with the wrong integer size.
+extern "C" {
+std::int32_t LAPACKE_sgetrf(int, std::int32_t, std::int32_t, float*, std::int32_t, std::int32_t*);
+std::int32_t LAPACKE_dgetrf(int, std::int32_t, std::int32_t, double*, std::int32_t, std::int32_t*);
+std::int32_t LAPACKE_sgetrs(int, char, std::int32_t, std::int32_t, float const*, std::int32_t, std::int32_t const*,
+                            float*, std::int32_t);
+std::int32_t LAPACKE_dgetrs(int, char, std::int32_t, std::int32_t, double const*, std::int32_t, std::int32_t const*,
+                            double*, std::int32_t);
+std::int32_t LAPACKE_spotrf(int, char, std::int32_t, float*, std::int32_t);
+std::int32_t LAPACKE_dpotrf(int, char, std::int32_t, double*, std::int32_t);
+std::int32_t LAPACKE_ssyevd(int, char, char, std::int32_t, float*, std::int32_t, float*);
+std::int32_t LAPACKE_dsyevd(int, char, char, std::int32_t, double*, std::int32_t, double*);
+std::int32_t LAPACKE_sgesdd(int, char, std::int32_t, std::int32_t, float*, std::int32_t, float*, float*, std::int32_t,
+                            float*, std::int32_t);
+std::int32_t LAPACKE_dgesdd(int, char, std::int32_t, std::int32_t, double*, std::int32_t, double*, double*,
+                            std::int32_t, double*, std::int32_t);
+std::int32_t LAPACKE_sgeqrf(int, std::int32_t, std::int32_t, float*, std::int32_t, float*);
+std::int32_t LAPACKE_dgeqrf(int, std::int32_t, std::int32_t, double*, std::int32_t, double*);
+std::int32_t LAPACKE_sorgqr(int, std::int32_t, std::int32_t, std::int32_t, float*, std::int32_t, float const*);
+std::int32_t LAPACKE_dorgqr(int, std::int32_t, std::int32_t, std::int32_t, double*, std::int32_t, double const*);
+}
 #endif
 
 namespace adx::detail::lapack {
@@ -25,7 +52,10 @@ namespace adx::detail::lapack {
 /// Whether T's factorizations go to LAPACKE.
 template <class T>
 inline constexpr bool native = std::is_same_v<T, double> || std::is_same_v<T, float>;
-static_assert(sizeof(lapack_int) == sizeof(int), "adx: LAPACKE with 64-bit integers (ILP64) is not supported");
+/// LAPACKE's integer (its default, 32 bits) and row-major layout code.
+using lapack_index = std::int32_t;
+inline constexpr int row_major = 101;
+static_assert(sizeof(int) == sizeof(lapack_index), "adx: LAPACK's pivots are passed as int");
 #endif
 
 /// LU with partial pivoting of the n x n a, in place; piv[i] (0-based) is the row exchanged
@@ -41,7 +71,7 @@ std::size_t lu_factor(std::size_t n, T* a, int* piv) {
       else
         return LAPACKE_sgetrf(x...);
     };
-    lapack_int const info = f(LAPACK_ROW_MAJOR, lapack_int(n), lapack_int(n), a, lapack_int(n), piv);
+    lapack_index const info = f(row_major, lapack_index(n), lapack_index(n), a, lapack_index(n), piv);
     for (std::size_t i = 0; i < n; ++i) --piv[i];
     return info > 0 ? std::size_t(info) : 0;
   } else
@@ -57,7 +87,7 @@ void lu_solve(bool trans, std::size_t n, std::size_t nrhs, T const* lu, int cons
 #if ADX_WITH_LAPACK
   if constexpr (native<T>) {
     if (n == 0 || nrhs == 0) return;
-    auto ipiv = std::make_unique<lapack_int[]>(n);
+    auto ipiv = std::make_unique<lapack_index[]>(n);
     for (std::size_t i = 0; i < n; ++i) ipiv[i] = piv[i] + 1;
     auto const f = [](auto... x) {
       if constexpr (std::is_same_v<T, double>)
@@ -65,8 +95,8 @@ void lu_solve(bool trans, std::size_t n, std::size_t nrhs, T const* lu, int cons
       else
         return LAPACKE_sgetrs(x...);
     };
-    f(LAPACK_ROW_MAJOR, trans ? 'T' : 'N', lapack_int(n), lapack_int(nrhs), lu, lapack_int(n), ipiv.get(), b,
-      lapack_int(nrhs));
+    f(row_major, trans ? 'T' : 'N', lapack_index(n), lapack_index(nrhs), lu, lapack_index(n), ipiv.get(), b,
+      lapack_index(nrhs));
   } else
 #endif
   {
@@ -87,7 +117,7 @@ std::size_t cholesky_factor(std::size_t n, T* a) {
       else
         return LAPACKE_spotrf(x...);
     };
-    lapack_int const info = f(LAPACK_ROW_MAJOR, 'L', lapack_int(n), a, lapack_int(n));
+    lapack_index const info = f(row_major, 'L', lapack_index(n), a, lapack_index(n));
     if (info > 0) return std::size_t(info);
     for (std::size_t i = 0; i < n; ++i) std::fill(a + i * n + i + 1, a + (i + 1) * n, T(0));
     return 0;
@@ -134,7 +164,7 @@ std::size_t symmetric_eigen(std::size_t n, T const* a, T* w, T* v) {
       else
         return LAPACKE_ssyevd(x...);
     };
-    lapack_int const info = f(LAPACK_ROW_MAJOR, 'V', 'L', lapack_int(n), v, lapack_int(n), w);
+    lapack_index const info = f(row_major, 'V', 'L', lapack_index(n), v, lapack_index(n), w);
     return info > 0 ? std::size_t(info) : 0;
   } else
 #endif
@@ -161,9 +191,9 @@ std::size_t svd(std::size_t m, std::size_t n, T const* a, T* s, T* u, T* vt) {
     };
     bool const vectors = u != nullptr;
     T dummy[1] = {T(0)};
-    lapack_int const info =
-        f(LAPACK_ROW_MAJOR, vectors ? 'S' : 'N', lapack_int(m), lapack_int(n), work.get(), lapack_int(n), s,
-          vectors ? u : dummy, lapack_int(vectors ? k : 1), vectors ? vt : dummy, lapack_int(vectors ? n : 1));
+    lapack_index const info =
+        f(row_major, vectors ? 'S' : 'N', lapack_index(m), lapack_index(n), work.get(), lapack_index(n), s,
+          vectors ? u : dummy, lapack_index(vectors ? k : 1), vectors ? vt : dummy, lapack_index(vectors ? n : 1));
     return info > 0 ? std::size_t(info) : 0;
   } else
 #endif
@@ -184,16 +214,16 @@ void qr(std::size_t m, std::size_t n, T const* a, T* q, T* r) {
     auto tau = std::make_unique<T[]>(k);
     std::copy_n(a, m * n, work.get());
     if constexpr (std::is_same_v<T, double>)
-      LAPACKE_dgeqrf(LAPACK_ROW_MAJOR, lapack_int(m), lapack_int(n), work.get(), lapack_int(n), tau.get());
+      LAPACKE_dgeqrf(row_major, lapack_index(m), lapack_index(n), work.get(), lapack_index(n), tau.get());
     else
-      LAPACKE_sgeqrf(LAPACK_ROW_MAJOR, lapack_int(m), lapack_int(n), work.get(), lapack_int(n), tau.get());
+      LAPACKE_sgeqrf(row_major, lapack_index(m), lapack_index(n), work.get(), lapack_index(n), tau.get());
     for (std::size_t i = 0; i < k; ++i)
       for (std::size_t j = 0; j < n; ++j) r[i * n + j] = j >= i ? work[i * n + j] : T(0);
     if constexpr (std::is_same_v<T, double>)
-      LAPACKE_dorgqr(LAPACK_ROW_MAJOR, lapack_int(m), lapack_int(k), lapack_int(k), work.get(), lapack_int(n),
+      LAPACKE_dorgqr(row_major, lapack_index(m), lapack_index(k), lapack_index(k), work.get(), lapack_index(n),
                      tau.get());
     else
-      LAPACKE_sorgqr(LAPACK_ROW_MAJOR, lapack_int(m), lapack_int(k), lapack_int(k), work.get(), lapack_int(n),
+      LAPACKE_sorgqr(row_major, lapack_index(m), lapack_index(k), lapack_index(k), work.get(), lapack_index(n),
                      tau.get());
     for (std::size_t i = 0; i < m; ++i) std::copy_n(work.get() + i * n, k, q + i * k);
   } else
