@@ -68,7 +68,7 @@ case "${1:-}" in
     # -g1 (line tables): the reports' stack traces keep their files and lines, in less build time
     # than full debug information takes.
     # CMAKE_CXX_FLAGS_DEBUG is emptied: its -g comes after ours and would win.
-    install_missing clang libclang-rt-14-dev
+    install_missing clang libclang-rt-14-dev libeigen3-dev
     cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG= -DCMAKE_CXX_COMPILER=clang++ \
       -DADX_CHECK_COMPILER=g++ -DADX_BUILD_BENCHMARKS=OFF -DADX_INSTALL=OFF -DADX_BUILD_FUZZ=ON \
       "-DCMAKE_CXX_FLAGS=-O0 -g1 -fsanitize=address,undefined -fno-sanitize=function -fno-sanitize-recover=all -fno-omit-frame-pointer" \

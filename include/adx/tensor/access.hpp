@@ -55,6 +55,26 @@ struct tensor_access {
     std::copy_n(t.lazy_->values.get() + t.lazy_at_, t.n_, values.get());
     return tensor<S>(t.shape_, std::make_shared<var_values<S>>(std::move(values), t.n_, b.first, b.epoch));
   }
+  /// A tensor of shape sh (row-major) over the buffer `data` of sh.size() elements, shared as
+  /// copies of a tensor share theirs (copy-on-write): `data`'s owner keeps the elements alive,
+  /// and the tensor writes in place only while nothing else shares the buffer.
+  template <class S>
+  static tensor<S> from_buffer(shape const& sh, std::shared_ptr<S> data) {
+    (void)element_count("tensor", sh);
+    return tensor<S>(sh, std::move(data));
+  }
+  /// A tensor of shape sh (row-major) over the sh.size() elements at p, which it does not own
+  /// (memory of another library, such as an Eigen matrix's: adx/eigen.hpp). Nothing is copied.
+  /// The buffer counts as shared for good, so any write through this tensor or a tensor sharing
+  /// its buffer copies the elements first: adx never writes to p. The memory must stay alive and
+  /// unchanged while any tensor sharing the buffer may read it: copies, reshapes, contiguous
+  /// slices, a tensor<var<T>> made from it (which keeps it as its values) and a recorded product
+  /// that keeps it as an operand.
+  template <class S>
+  static tensor<S> borrowed(shape const& sh, S const* p) {
+    static std::shared_ptr<void> const owner = std::make_shared<char>();  // one more sharer, always
+    return from_buffer(sh, std::shared_ptr<S>(owner, const_cast<S*>(p)));
+  }
   /// The block t is kept as when t is all of it, to be rebound in place (var_values::rebind,
   /// for every tensor sharing it: adx::parameter); nullptr otherwise.
   template <class S>
