@@ -96,21 +96,15 @@ auto qr(X const& x) {
 /// or a batch (a vector for a single A).
 template <class XA, class XB>
 auto lstsq(XA const& a, XB const& b) {
-  auto const A = eval(a);
-  auto const B0 = eval(b);
-  using SA = typename decltype(A)::value_type;
-  using SB = typename decltype(B0)::value_type;
-  static_assert(detail::can_meet<SA, SB>, "adx: linalg.lstsq of two different AD element types at one nesting level");
-  using S = detail::meet_t<SA, SB>;
-  auto const As = detail::as_elements<S>(A);
-  auto const Bs = detail::as_elements<S>(B0);
+  auto const [As, Bs] = detail::meet_operands(a, b);
+  using S = typename std::remove_cvref_t<decltype(As)>::value_type;
   if (As.rank() < 2)
-    detail::throw_shape_error("linalg.lstsq", "needs A to be a matrix or a batch", A.shape(), B0.shape());
+    detail::throw_shape_error("linalg.lstsq", "needs A to be a matrix or a batch", As.shape(), Bs.shape());
   bool const vector = Bs.rank() == 1 && As.rank() == 2;
   tensor<S> const B = vector ? Bs.reshape(shape{Bs.size(), 1}) : Bs;
   std::size_t const m = As.shape()[As.rank() - 2], n = As.shape()[As.rank() - 1];
   if (B.rank() < 2 || B.shape()[B.rank() - 2] != m)
-    detail::throw_shape_error("linalg.lstsq", "B must have as many rows as A", A.shape(), B0.shape());
+    detail::throw_shape_error("linalg.lstsq", "B must have as many rows as A", As.shape(), Bs.shape());
   tensor<S> X;
   if (m >= n) {
     auto const [Q, R] = qr(As);

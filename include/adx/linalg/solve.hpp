@@ -186,6 +186,20 @@ struct cholesky_op {
   }
 };
 
+/// Two operands evaluated and taken to the element type they meet at (numbers and lower levels
+/// become constants of the higher one).
+template <class XA, class XB>
+auto meet_operands(XA const& a, XB const& b) {
+  auto const A = eval(a);
+  auto const B = eval(b);
+  using SA = typename decltype(A)::value_type;
+  using SB = typename decltype(B)::value_type;
+  static_assert(can_meet<SA, SB>,
+                "adx: a linalg function's operands are two different AD element types at one nesting level");
+  using S = meet_t<SA, SB>;
+  return std::pair<tensor<S>, tensor<S>>{as_elements<S>(A), as_elements<S>(B)};
+}
+
 /// A solve's operands at one element type, batches broadcast and flattened: A [b, n, n] and B
 /// [b, n, k] (a batch of vectors as k = 1), and the result's shape.
 template <class S>
@@ -194,10 +208,8 @@ struct solve_operands {
   shape out;
 };
 
-template <class S, class XA, class XB>
-solve_operands<S> solve_prepare(char const* op, tensor<XA> const& a, tensor<XB> const& b, bool triangular_rhs) {
-  auto const A = as_elements<S>(a);
-  auto const B = as_elements<S>(b);
+template <class S>
+solve_operands<S> solve_prepare(char const* op, tensor<S> const& A, tensor<S> const& B, bool triangular_rhs) {
   if (A.rank() < 2) throw_shape_error(op, "needs A to be a matrix or a batch of matrices", A.shape(), B.shape());
   std::size_t const n = A.shape()[A.rank() - 1];
   if (A.shape()[A.rank() - 2] != n) throw_shape_error(op, "needs A to be square", A.shape(), B.shape());
@@ -224,18 +236,13 @@ namespace linalg {
 /// naming the zero pivot, when A is singular.
 template <class XA, class XB>
 auto solve(XA const& a, XB const& b, bool left = true) {
-  auto const A = eval(a);
-  auto const B = eval(b);
-  using SA = typename decltype(A)::value_type;
-  using SB = typename decltype(B)::value_type;
-  static_assert(detail::can_meet<SA, SB>, "adx: linalg.solve of two different AD element types at one nesting level");
-  using S = detail::meet_t<SA, SB>;
+  auto const [A, B] = detail::meet_operands(a, b);
   if (!left && (A.rank() < 2 || B.rank() < 2))
     detail::throw_shape_error("linalg.solve", "with left = false needs matrices or batches of them", A.shape(),
                               B.shape());
   // X A = B  <=>  A^T X^T = B^T
-  auto const p = left ? detail::solve_prepare<S>("linalg.solve", A, B, false)
-                      : detail::solve_prepare<S>("linalg.solve", detail::mT(A), detail::mT(B), true);
+  auto const p = left ? detail::solve_prepare("linalg.solve", A, B, false)
+                      : detail::solve_prepare("linalg.solve", detail::mT(A), detail::mT(B), true);
   auto const X = detail::run_op(detail::solve_op{"linalg.solve", A.shape()}, p.A, p.B)[0].reshape(p.out);
   return left ? X : detail::mT(X);
 }
@@ -261,18 +268,12 @@ struct triangular_options {
 /// true) or lower triangle is read. B is a matrix or a batch; batch axes broadcast.
 template <class XA, class XB>
 auto solve_triangular(XA const& a, XB const& b, bool upper, triangular_options const& opt = {}) {
-  auto const A = eval(a);
-  auto const B = eval(b);
-  using SA = typename decltype(A)::value_type;
-  using SB = typename decltype(B)::value_type;
-  static_assert(detail::can_meet<SA, SB>,
-                "adx: linalg.solve_triangular of two different AD element types at one nesting level");
-  using S = detail::meet_t<SA, SB>;
+  auto const [A, B] = detail::meet_operands(a, b);
   if (A.rank() < 2 || B.rank() < 2)
     detail::throw_shape_error("linalg.solve_triangular", "needs matrices or batches of them", A.shape(), B.shape());
   // X A = B  <=>  A^T X^T = B^T, A^T's triangle the other one
-  auto const p = opt.left ? detail::solve_prepare<S>("linalg.solve_triangular", A, B, true)
-                          : detail::solve_prepare<S>("linalg.solve_triangular", detail::mT(A), detail::mT(B), true);
+  auto const p = opt.left ? detail::solve_prepare("linalg.solve_triangular", A, B, true)
+                          : detail::solve_prepare("linalg.solve_triangular", detail::mT(A), detail::mT(B), true);
   bool const lower = opt.left ? !upper : upper;
   auto const X =
       detail::run_op(detail::triangular_op{"linalg.solve_triangular", lower, opt.unitriangular}, p.A, p.B)[0].reshape(
