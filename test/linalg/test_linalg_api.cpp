@@ -194,5 +194,9 @@ TEST_CASE("linalg: norm as torch.linalg.norm (a vector's p-norms, a matrix's nor
   CHECK(adx_test::close(n2.val(), 5.464985704219043, 1e-14, 0));
   check_values(*gradients(n2, std::vector{Av})[0],
                {0.2330424601316969, 0.3306883952871801, 0.5268045304253642, 0.7475382155592232}, 1e-12, 1e-14);
-  CHECK_THROWS_WITH_AS(linalg::norm(v, -1.0), doctest::Contains("a vector's ord must be positive"), value_error);
+  // ord 0 counts the non-zero elements; a negative ord is sum(|x|^p)^(1/p), 0 with a zero element
+  CHECK(linalg::norm(tensor<double>{3.0, 0.0, -4.0}, 0.0).item() == 2.0);
+  CHECK(linalg::norm(tensor<double>{3.0, 0.0, -4.0}, -1.0).item() == 0.0);
+  CHECK(adx_test::close(linalg::norm(tensor<double>{3.0, 1.0, -4.0}, -1.5).item(), 0.8321032515512563, 1e-14, 0));
+  CHECK_THROWS_WITH_AS(linalg::norm(v, std::nan("")), doctest::Contains("ord is NaN"), value_error);
 }

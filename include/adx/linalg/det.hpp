@@ -10,6 +10,7 @@
 // derivatives of every order after it. torch 1.13 gives zeros there without create_graph.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -46,23 +47,24 @@ inline int permutation_sign(int const* piv, std::size_t n) {
   return s;
 }
 
-/// Whether some matrix of the batch is singular as far as its numbers tell: a pivot of its LU
+/// Which matrices of the batch are singular as far as their numbers tell: a pivot of the LU
 /// factorization at most n * eps times the largest one.
 template <class T>
-bool numerically_singular(tensor<T> const& A) {
+std::vector<bool> numerically_singular(tensor<T> const& A) {
   using N = std::remove_cvref_t<decltype(primal(std::declval<T>()))>;
   std::size_t const b = A.shape()[0], n = A.shape()[1];
   tensor<N> const lu =
       lu_batch(tensor<N>::generate(A.shape(), [&](std::size_t i) { return primal(A.data()[i]); })).factors[0];
+  std::vector<bool> singular(b, false);
   for (std::size_t q = 0; q < b; ++q) {
     N lo = std::numeric_limits<N>::infinity(), hi = 0;
     for (std::size_t i = 0; i < n; ++i) {
       N const u = std::abs(lu.data()[q * n * n + i * (n + 1)]);
       lo = std::min(lo, u), hi = std::max(hi, u);
     }
-    if (n > 0 && !(lo > N(n) * std::numeric_limits<N>::epsilon() * hi)) return true;
+    singular[q] = n > 0 && !(lo > N(n) * std::numeric_limits<N>::epsilon() * hi);
   }
-  return false;
+  return singular;
 }
 
 /// A^-T for a batch, from kept LU factors (numbers) or a recorded solve (AD values).
@@ -85,25 +87,47 @@ struct det_op {
     });
     return r;
   }
-  /// The cofactor matrices, [b, n, n]: det A^-T, or the minors' determinants where singular.
+  /// The cofactor matrices, [b, n, n]: det A^-T, or, for a singular matrix of the batch, the
+  /// (n-1) x (n-1) minors' determinants (a batched det for each row of cofactors: memory
+  /// O(n^3), time O(n^5), for those matrices only).
   template <class T>
   tensor<T> cofactors(tensor<T> const& A, tensor<T> const& d, kept_factors<T> const& kept) const {
     std::size_t const b = A.shape()[0], n = A.shape()[1];
     if (n == 0) return A;
-    if (!numerically_singular(A)) return tensor<T>(inverse_transposed(A, kept) * d.reshape(shape{b, 1, 1}));
-    if (n == 1) return tensor<T>(A.shape(), T(1));
-    // minor (i, j) of matrix q: A[q] without row i and column j, all b n^2 of them in one batch
-    std::size_t const m = n - 1;
+    std::vector<bool> const singular = numerically_singular(A);
+    if (std::none_of(singular.begin(), singular.end(), [](bool v) { return v; }))
+      return tensor<T>(inverse_transposed(A, kept) * d.reshape(shape{b, 1, 1}));
+    // det A^-T of the invertible matrices only: over AD values a singular one's inf would reach
+    // the gradient through the recorded inverse (0 * inf)
+    std::size_t const nn = n * n, m = n - 1;
     T const* a = A.data();
-    tensor<T> const minors = tensor<T>::generate(shape{b * n * n, m, m}, [&](std::size_t e) -> T const& {
-      std::size_t const which = e / (m * m), r = (e / m) % m, c = e % m;
-      std::size_t const q = which / (n * n), i = (which / n) % n, j = which % n;
-      return a[q * n * n + (r + (r >= i)) * n + (c + (c >= j))];
-    });
-    tensor<T> const md = run_op(*this, minors)[0];
+    std::vector<std::size_t> invertible, slot(b);
+    for (std::size_t q = 0; q < b; ++q)
+      if (!singular[q]) slot[q] = invertible.size(), invertible.push_back(q);
+    tensor<T> regular;
+    if (!invertible.empty()) {
+      std::size_t const r = invertible.size();
+      tensor<T> const subA = tensor<T>::generate(
+          shape{r, n, n}, [&](std::size_t e) -> T const& { return a[invertible[e / nn] * nn + e % nn]; });
+      tensor<T> const subd =
+          tensor<T>::generate(shape{r, 1, 1}, [&](std::size_t e) -> T const& { return d.data()[invertible[e]]; });
+      regular = inverse_transposed(subA, r == b ? kept : kept_factors<T>{}) * subd;
+    }
+    std::vector<tensor<T>> rows(b * n);  // rows[q n + i]: cofactors (i, 0..n-1) of a singular A[q]
+    for (std::size_t q = 0; q < b; ++q)
+      for (std::size_t i = 0; singular[q] && m > 0 && i < n; ++i) {
+        tensor<T> const minors = tensor<T>::generate(shape{n, m, m}, [&](std::size_t e) -> T const& {
+          std::size_t const j = e / (m * m), r = (e / m) % m, c = e % m;
+          return a[q * n * n + (r + (r >= i)) * n + (c + (c >= j))];
+        });
+        rows[q * n + i] = run_op(*this, minors)[0];
+      }
     return tensor<T>::generate(A.shape(), [&](std::size_t e) {
-      std::size_t const i = (e / n) % n, j = e % n;
-      return (i + j) % 2 ? T(-md.data()[e]) : md.data()[e];
+      std::size_t const q = e / nn, i = (e / n) % n, j = e % n;
+      if (!singular[q]) return regular.data()[slot[q] * nn + e % nn];
+      if (m == 0) return T(1);
+      T const& c = rows[q * n + i].data()[j];
+      return (i + j) % 2 ? T(-c) : c;
     });
   }
   template <class T>
@@ -139,7 +163,7 @@ struct slogdet_op {
       T s = T(permutation_sign(r.kept.pivots.data() + q * n, n)), l = 0;
       for (std::size_t i = 0; i < n; ++i) {
         T const u = r.kept.factors[0].data()[q * n * n + i * (n + 1)];
-        s = u < 0 ? T(-s) : u > 0 ? s : T(0);
+        s = u < 0 ? T(-s) : u > 0 ? s : u == 0 ? T(0) : u;  // NaN stays NaN
         l += std::log(std::abs(u));
       }
       r.out[0].data()[q] = s;
@@ -169,11 +193,13 @@ tensor<T> inverse_transposed(tensor<T> const& A, kept_factors<T> const& kept) {
   tensor<T> I = identities<T>(b, n);
   if constexpr (level_v < T >> 0) {
     (void)kept;
-    return run_op(solve_op{"linalg.inv"}, mT(A), I)[0];
+    return run_op(solve_op{"linalg.inv", {}, false}, mT(A), I)[0];  // inf and NaN where A is singular
   } else {
+    kept_factors<T> const fresh = kept.empty() ? lu_batch(A) : kept_factors<T>{};
+    kept_factors<T> const& lu = kept.empty() ? fresh : kept;
     T* const y = I.data();
     for (std::size_t q = 0; q < b; ++q)
-      lapack::lu_solve(true, n, n, kept.factors[0].data() + q * n * n, kept.pivots.data() + q * n, y + q * n * n);
+      lapack::lu_solve(true, n, n, lu.factors[0].data() + q * n * n, lu.pivots.data() + q * n, y + q * n * n);
     return I;
   }
 }
@@ -204,18 +230,20 @@ auto slogdet(X const& x) {
 }
 
 /// log det A (torch.logdet): logabsdet where the determinant is positive, -inf where it is 0
-/// and NaN where it is negative.
+/// and NaN where it is negative (its gradient NaN there too).
 template <class X>
 auto logdet(X const& x) {
   auto const sl = slogdet(x);
   auto const& sign = sl[0];
   auto const& logabs = sl[1];
-  tensor<double> const s = tensor<double>::generate(sign.shape(), [&](std::size_t i) {
-    double const v = static_cast<double>(primal(sign.data()[i]));
-    return v > 0 ? 0.0 : v < 0 ? std::numeric_limits<double>::quiet_NaN() : -std::numeric_limits<double>::infinity();
-  });
+  // logabsdet times 1 where the determinant is positive or 0 (-inf), times NaN where it is
+  // negative: the value and its gradient are NaN there
   using S = typename std::remove_cvref_t<decltype(logabs)>::value_type;
-  return tensor<S>(logabs + s);
+  using N = std::remove_cvref_t<decltype(primal(std::declval<S>()))>;
+  tensor<N> const f = tensor<N>::generate(sign.shape(), [&](std::size_t i) {
+    return primal(sign.data()[i]) < 0 ? std::numeric_limits<N>::quiet_NaN() : N(1);
+  });
+  return tensor<S>(logabs * f);
 }
 
 }  // namespace linalg

@@ -4,12 +4,20 @@
 // every other number type, and a build without it, takes the portable kernels
 // (linalg/portable.hpp) with the same interface. AD element types never come here: a linalg
 // operation over tensor<var<T>> or tensor<dual<T>> factors the values, one level down.
+//
+// NaN in, NaN out: a factorization of a matrix holding a NaN (in the part it reads) gives NaN
+// factors, eigenvalues and singular values, whichever kernel runs (LAPACKE would refuse the input
+// and leave it as it was; an elimination can step around a NaN). A right-hand side holding NaN
+// goes to the portable solve, which keeps each column to itself.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <initializer_list>
+#include <limits>
 #include <memory>
 #include <type_traits>
+#include <utility>
 
 #include "adx/config.hpp"
 #include "adx/linalg/portable.hpp"
@@ -58,10 +66,33 @@ inline constexpr int row_major = 101;
 static_assert(sizeof(int) == sizeof(lapack_index), "adx: LAPACK's pivots are passed as int");
 #endif
 
+/// Whether one of the n numbers at p is NaN.
+template <class T>
+bool any_nan(T const* p, std::size_t n) {
+  return std::any_of(p, p + n, [](T x) { return x != x; });
+}
+/// Whether the lower triangle of the n x n a holds a NaN.
+template <class T>
+bool nan_in_lower(T const* a, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (any_nan(a + i * n, i + 1)) return true;
+  return false;
+}
+/// NaN in every element of each [p, count) range.
+template <class T>
+void fill_nan(std::initializer_list<std::pair<T*, std::size_t>> ranges) {
+  for (auto [p, count] : ranges) std::fill_n(p, count, std::numeric_limits<T>::quiet_NaN());
+}
+
 /// LU with partial pivoting of the n x n a, in place; piv[i] (0-based) is the row exchanged
 /// with row i. Returns 0, or k (1-based) when U(k-1, k-1) is exactly zero.
 template <class T>
 std::size_t lu_factor(std::size_t n, T* a, int* piv) {
+  if (any_nan(a, n * n)) {
+    fill_nan<T>({{a, n * n}});
+    for (std::size_t i = 0; i < n; ++i) piv[i] = static_cast<int>(i);
+    return 0;
+  }
 #if ADX_WITH_LAPACK
   if constexpr (native<T>) {
     if (n == 0) return 0;
@@ -72,6 +103,7 @@ std::size_t lu_factor(std::size_t n, T* a, int* piv) {
         return LAPACKE_sgetrf(x...);
     };
     lapack_index const info = f(row_major, lapack_index(n), lapack_index(n), a, lapack_index(n), piv);
+    if (info < 0) return portable::lu_factor(n, a, piv);  // NaN input: LAPACKE's check refused it
     for (std::size_t i = 0; i < n; ++i) --piv[i];
     return info > 0 ? std::size_t(info) : 0;
   } else
@@ -95,8 +127,9 @@ void lu_solve(bool trans, std::size_t n, std::size_t nrhs, T const* lu, int cons
       else
         return LAPACKE_sgetrs(x...);
     };
-    f(row_major, trans ? 'T' : 'N', lapack_index(n), lapack_index(nrhs), lu, lapack_index(n), ipiv.get(), b,
-      lapack_index(nrhs));
+    if (f(row_major, trans ? 'T' : 'N', lapack_index(n), lapack_index(nrhs), lu, lapack_index(n), ipiv.get(), b,
+          lapack_index(nrhs)) < 0)
+      portable::lu_solve(trans, n, nrhs, lu, piv, b);  // NaN in lu or b
   } else
 #endif
   {
@@ -108,6 +141,10 @@ void lu_solve(bool trans, std::size_t n, std::size_t nrhs, T const* lu, int cons
 /// (1-based) when the leading minor of order k is not positive definite.
 template <class T>
 std::size_t cholesky_factor(std::size_t n, T* a) {
+  if (nan_in_lower(a, n)) {
+    for (std::size_t i = 0; i < n * n; ++i) a[i] = i % n <= i / n ? std::numeric_limits<T>::quiet_NaN() : T(0);
+    return 0;
+  }
 #if ADX_WITH_LAPACK
   if constexpr (native<T>) {
     if (n == 0) return 0;
@@ -118,6 +155,7 @@ std::size_t cholesky_factor(std::size_t n, T* a) {
         return LAPACKE_spotrf(x...);
     };
     lapack_index const info = f(row_major, 'L', lapack_index(n), a, lapack_index(n));
+    if (info < 0) return portable::cholesky_factor(n, a);  // NaN input
     if (info > 0) return std::size_t(info);
     for (std::size_t i = 0; i < n; ++i) std::fill(a + i * n + i + 1, a + (i + 1) * n, T(0));
     return 0;
@@ -154,6 +192,10 @@ void triangular_solve(bool lower, bool trans, bool unit, std::size_t n, std::siz
 /// from its lower triangle. Returns 0, or > 0 when the iteration did not converge.
 template <class T>
 std::size_t symmetric_eigen(std::size_t n, T const* a, T* w, T* v) {
+  if (nan_in_lower(a, n)) {
+    fill_nan<T>({{w, n}, {v, n * n}});
+    return 0;
+  }
 #if ADX_WITH_LAPACK
   if constexpr (native<T>) {
     if (n == 0) return 0;
@@ -165,6 +207,7 @@ std::size_t symmetric_eigen(std::size_t n, T const* a, T* w, T* v) {
         return LAPACKE_ssyevd(x...);
     };
     lapack_index const info = f(row_major, 'V', 'L', lapack_index(n), v, lapack_index(n), w);
+    if (info < 0) return portable::symmetric_eigen(n, a, w, v);  // NaN input
     return info > 0 ? std::size_t(info) : 0;
   } else
 #endif
@@ -177,6 +220,12 @@ std::size_t symmetric_eigen(std::size_t n, T const* a, T* w, T* v) {
 /// values alone when u and vt are null. Returns 0, or > 0 when it did not converge.
 template <class T>
 std::size_t svd(std::size_t m, std::size_t n, T const* a, T* s, T* u, T* vt) {
+  if (any_nan(a, m * n)) {
+    std::size_t const k = std::min(m, n);
+    fill_nan<T>({{s, k}});
+    if (u) fill_nan<T>({{u, m * k}, {vt, k * n}});
+    return 0;
+  }
 #if ADX_WITH_LAPACK
   if constexpr (native<T>) {
     std::size_t const k = std::min(m, n);
@@ -194,6 +243,7 @@ std::size_t svd(std::size_t m, std::size_t n, T const* a, T* s, T* u, T* vt) {
     lapack_index const info =
         f(row_major, vectors ? 'S' : 'N', lapack_index(m), lapack_index(n), work.get(), lapack_index(n), s,
           vectors ? u : dummy, lapack_index(vectors ? k : 1), vectors ? vt : dummy, lapack_index(vectors ? n : 1));
+    if (info < 0) return portable::svd(m, n, a, s, u, vt);  // NaN input
     return info > 0 ? std::size_t(info) : 0;
   } else
 #endif
@@ -206,6 +256,11 @@ std::size_t svd(std::size_t m, std::size_t n, T const* a, T* s, T* u, T* vt) {
 /// k = min(m, n), with LAPACK's signs (R's diagonal may be negative).
 template <class T>
 void qr(std::size_t m, std::size_t n, T const* a, T* q, T* r) {
+  if (any_nan(a, m * n)) {
+    std::size_t const k = std::min(m, n);
+    fill_nan<T>({{q, m * k}, {r, k * n}});
+    return;
+  }
 #if ADX_WITH_LAPACK
   if constexpr (native<T>) {
     std::size_t const k = std::min(m, n);
@@ -213,10 +268,12 @@ void qr(std::size_t m, std::size_t n, T const* a, T* q, T* r) {
     auto work = std::make_unique<T[]>(m * n);
     auto tau = std::make_unique<T[]>(k);
     std::copy_n(a, m * n, work.get());
+    lapack_index info;
     if constexpr (std::is_same_v<T, double>)
-      LAPACKE_dgeqrf(row_major, lapack_index(m), lapack_index(n), work.get(), lapack_index(n), tau.get());
+      info = LAPACKE_dgeqrf(row_major, lapack_index(m), lapack_index(n), work.get(), lapack_index(n), tau.get());
     else
-      LAPACKE_sgeqrf(row_major, lapack_index(m), lapack_index(n), work.get(), lapack_index(n), tau.get());
+      info = LAPACKE_sgeqrf(row_major, lapack_index(m), lapack_index(n), work.get(), lapack_index(n), tau.get());
+    if (info < 0) return portable::qr(m, n, a, q, r);  // NaN input
     for (std::size_t i = 0; i < k; ++i)
       for (std::size_t j = 0; j < n; ++j) r[i * n + j] = j >= i ? work[i * n + j] : T(0);
     if constexpr (std::is_same_v<T, double>)

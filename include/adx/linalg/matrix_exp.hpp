@@ -9,9 +9,12 @@
 // Both call matrix_exp itself, so the rules nest to every order.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <limits>
+#include <vector>
 
 #include "adx/linalg/lapack.hpp"
 #include "adx/linalg/op.hpp"
@@ -46,6 +49,10 @@ void pade_exp(std::size_t n, T const* a, T* e) {
     T c = 0;
     for (std::size_t i = 0; i < n; ++i) c += std::abs(a[i * n + j]);
     norm = std::max(norm, c);
+  }
+  if (!std::isfinite(norm)) {  // inf or NaN in, NaN out (the scaling below needs a finite norm)
+    std::fill_n(e, nn, std::numeric_limits<T>::quiet_NaN());
+    return;
   }
   int const s = norm > T(theta13) ? static_cast<int>(std::ceil(std::log2(static_cast<double>(norm) / theta13))) : 0;
   T const scale = std::ldexp(T(1), -s);
@@ -113,16 +120,27 @@ struct matrix_exp_op {
     for (std::size_t q = 0; q < b; ++q) pade_exp(n, in[0].data() + q * n * n, r.out[0].data() + q * n * n);
     return r;
   }
+  /// L(X, Y), the Frechet derivative of exp at X in the direction Y, batch by batch. It is linear
+  /// in Y: Y is scaled to a largest element of 1 first (a constant), so that the scaling and
+  /// squaring is chosen for X, not for Y's size.
+  template <class T>
+  tensor<T> frechet(tensor<T> const& X, tensor<T> const& Y) const {
+    using N = std::remove_cvref_t<decltype(primal(std::declval<T>()))>;
+    N c = 0;
+    for (std::size_t i = 0; i < Y.size(); ++i) c = std::max(c, N(std::abs(primal(Y.data()[i]))));
+    if (!(c > 0) || !std::isfinite(c)) c = 1;
+    return tensor<T>(upper_right(run_op(*this, block_upper(X, tensor<T>(Y * (N(1) / c))))[0]) * c);
+  }
   template <class T>
   std::array<tensor<T>, 1> adjoint(std::array<tensor<T>, 1> const& in, std::array<tensor<T>, 1> const&,
                                    kept_factors<T> const&, std::array<tensor<T>, 1> const& g,
                                    std::array<bool, 1> const&) const {
-    return {upper_right(run_op(*this, block_upper(mT(in[0]), g[0]))[0])};
+    return {frechet(mT(in[0]), g[0])};
   }
   template <class T>
   std::array<tensor<T>, 1> tangent(std::array<tensor<T>, 1> const& in, std::array<tensor<T>, 1> const&,
                                    kept_factors<T> const&, std::array<tensor<T>, 1> const& d) const {
-    return {upper_right(run_op(*this, block_upper(in[0], d[0]))[0])};
+    return {frechet(in[0], d[0])};
   }
 };
 

@@ -28,6 +28,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -196,9 +197,17 @@ std::array<tensor<S>, Op::outputs> apply_op(Op const& op, std::array<tensor<S>, 
 }
 
 /// apply_op over the operands given one by one (of one element type).
+/// Whether S's numbers (at the bottom of its nesting) are floating point.
+template <class S>
+inline constexpr bool floating_elements =
+    std::is_floating_point_v<std::remove_cvref_t<decltype(primal(std::declval<S>()))>>;
+
 template <class Op, class S, class... R>
 std::array<tensor<S>, Op::outputs> run_op(Op const& op, tensor<S> const& x, R const&... rest) {
   static_assert(1 + sizeof...(R) == Op::inputs, "adx: internal: a linalg operation given the wrong operand count");
+  static_assert(floating_elements<S>,
+                "adx: linalg functions need floating-point elements (float, double, long double, or AD types over "
+                "them): convert an integer tensor first");
   return apply_op(op, std::array<tensor<S>, Op::inputs>{x, tensor<S>(rest)...});
 }
 

@@ -93,7 +93,7 @@ auto qr(X const& x) {
 
 /// The least-squares solution of A X = B for A of full rank (torch.linalg.lstsq(A, B).solution):
 /// argmin ||A X - B|| for m >= n, the minimum-norm solution for m < n; through QR. B is a matrix
-/// or a batch (a vector for a single A).
+/// or a batch (a vector for a single A); batch axes broadcast.
 template <class XA, class XB>
 auto lstsq(XA const& a, XB const& b) {
   auto const [As, Bs] = detail::meet_operands(a, b);
@@ -105,14 +105,20 @@ auto lstsq(XA const& a, XB const& b) {
   std::size_t const m = As.shape()[As.rank() - 2], n = As.shape()[As.rank() - 1];
   if (B.rank() < 2 || B.shape()[B.rank() - 2] != m)
     detail::throw_shape_error("linalg.lstsq", "B must have as many rows as A", As.shape(), Bs.shape());
+  // the batch axes broadcast, then flattened: one rank-3 batch for the products
+  shape const batch =
+      broadcast_shapes(detail::leading_axes(As.shape(), 2), detail::leading_axes(B.shape(), 2), "linalg.lstsq");
+  tensor<S> const A3 = detail::as_matrices("linalg.lstsq", detail::expand_batch(As, batch)).t;
+  tensor<S> const B3 = detail::as_matrices("linalg.lstsq", detail::expand_batch(B, batch)).t;
   tensor<S> X;
   if (m >= n) {
-    auto const [Q, R] = qr(As);
-    X = solve_triangular(R, tensor<S>(matmul(detail::mT(Q), B)), true);
+    auto const [Q, R] = qr(A3);
+    X = solve_triangular(R, tensor<S>(matmul(detail::mT(Q), B3)), true);
   } else {  // A^T = Q R: X = Q R^-T B
-    auto const [Q, R] = qr(detail::mT(As));
-    X = matmul(Q, solve_triangular(detail::mT(R), B, false));
+    auto const [Q, R] = qr(detail::mT(A3));
+    X = matmul(Q, solve_triangular(detail::mT(R), B3, false));
   }
+  X = X.reshape(detail::with_batch(batch, {n, B.shape()[B.rank() - 1]}));
   return vector ? X.reshape(shape{X.size()}) : X;
 }
 

@@ -15,8 +15,11 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstddef>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adx/core/error.hpp"
@@ -47,7 +50,8 @@ inline constexpr bool can_meet = std::is_same_v<SA, SB> || level_v<SA> != level_
 struct solve_op {
   static constexpr std::size_t inputs = 2, outputs = 1;
   char const* name = "linalg.solve";
-  shape input{};  ///< the caller's shape of A, for errors (the batch flattened if empty)
+  shape input{};        ///< the caller's shape of A, for errors (the batch flattened if empty)
+  bool checked = true;  ///< throw at a zero pivot (false: inf and NaN, as the numbers give)
 
   template <class T>
   op_result<T, 1> compute(std::array<tensor<T>, 2> const& in) const {
@@ -58,7 +62,7 @@ struct solve_op {
     T* const f = lu.data();
     r.kept.pivots.resize(b * n);
     for (std::size_t q = 0; q < b; ++q)
-      if (std::size_t const info = lapack::lu_factor(n, f + q * n * n, r.kept.pivots.data() + q * n))
+      if (std::size_t const info = lapack::lu_factor(n, f + q * n * n, r.kept.pivots.data() + q * n); info && checked)
         throw_linalg_error(name,
                            "the input matrix is singular: U(" + std::to_string(info - 1) + "," +
                                std::to_string(info - 1) + ") of its LU factorization is zero",
@@ -195,7 +199,8 @@ auto meet_operands(XA const& a, XB const& b) {
   using SA = typename decltype(A)::value_type;
   using SB = typename decltype(B)::value_type;
   static_assert(can_meet<SA, SB>,
-                "adx: a linalg function's operands are two different AD element types at one nesting level");
+                "adx: a linalg function's operands have different element types at one nesting level (float and "
+                "double, or var and dual): convert one");
   using S = meet_t<SA, SB>;
   return std::pair<tensor<S>, tensor<S>>{as_elements<S>(A), as_elements<S>(B)};
 }
@@ -206,25 +211,42 @@ template <class S>
 struct solve_operands {
   tensor<S> A, B;
   shape out;
+  shape a_shape;  ///< A's shape with the broadcast batch axes (for errors)
 };
 
+/// sh with its last two axes swapped (a transpose's shape; sh itself below rank 2).
+inline shape last_two_swapped(shape sh) {
+  if (sh.rank() >= 2) std::swap(sh[sh.rank() - 2], sh[sh.rank() - 1]);
+  return sh;
+}
+
+/// `left` false: A and B are given transposed (X A = B as A^T X^T = B^T); errors name the
+/// shapes the caller gave, and a batch of vectors is refused there, as torch does.
 template <class S>
-solve_operands<S> solve_prepare(char const* op, tensor<S> const& A, tensor<S> const& B, bool triangular_rhs) {
-  if (A.rank() < 2) throw_shape_error(op, "needs A to be a matrix or a batch of matrices", A.shape(), B.shape());
+solve_operands<S> solve_prepare(char const* op, tensor<S> const& A, tensor<S> const& B, bool triangular_rhs,
+                                bool left = true) {
+  shape const sa = left ? A.shape() : last_two_swapped(A.shape()), sb = left ? B.shape() : last_two_swapped(B.shape());
+  if (A.rank() < 2) throw_shape_error(op, "needs A to be a matrix or a batch of matrices", sa, sb);
   std::size_t const n = A.shape()[A.rank() - 1];
-  if (A.shape()[A.rank() - 2] != n) throw_shape_error(op, "needs A to be square", A.shape(), B.shape());
-  // torch 1.13: B is a batch of vectors when it is one, or when its shape is A's without the last axis
-  bool const vector =
-      !triangular_rhs && (B.rank() == 1 || (B.rank() + 1 == A.rank() && B.shape() == leading_axes(A.shape(), 1)));
+  if (A.shape()[A.rank() - 2] != n) throw_shape_error(op, "needs A to be square", sa, sb);
+  // torch 1.13: B is a batch of vectors when it is one, or when its shape is A's without the last
+  // axis (the caller's shapes: with left = false such a B is refused, as torch refuses it)
+  bool const vector_shaped = sb.rank() == 1 || (sb.rank() + 1 == sa.rank() && sb == leading_axes(sa, 1));
+  if (!left && !triangular_rhs && vector_shaped)
+    throw_shape_error(op, "with left = false needs B to be a matrix or a batch of matrices, not of vectors", sa, sb);
+  bool const vector = !triangular_rhs && vector_shaped;
   tensor<S> const Bm = vector ? B.reshape(with_batch(leading_axes(B.shape(), 1), {B.shape()[B.rank() - 1], 1})) : B;
-  if (Bm.rank() < 2) throw_shape_error(op, "needs B to be a vector, a matrix or a batch of them", A.shape(), B.shape());
+  if (Bm.rank() < 2) throw_shape_error(op, "needs B to be a vector, a matrix or a batch of them", sa, sb);
   if (Bm.shape()[Bm.rank() - 2] != n)
-    throw_shape_error(op, "the number of rows of B must equal the order of A", A.shape(), B.shape());
+    throw_shape_error(op,
+                      left ? "the number of rows of B must equal the order of A"
+                           : "with left = false the number of columns of B must equal the order of A",
+                      sa, sb);
   shape const batch = broadcast_shapes(leading_axes(A.shape(), 2), leading_axes(Bm.shape(), 2), op);
   auto const Ae = as_matrices(op, expand_batch(A, batch)).t;
   auto const Be = as_matrices(op, expand_batch(Bm, batch)).t;
   std::size_t const k = Bm.shape()[Bm.rank() - 1];
-  return {Ae, Be, vector ? with_batch(batch, {n}) : with_batch(batch, {n, k})};
+  return {Ae, Be, vector ? with_batch(batch, {n}) : with_batch(batch, {n, k}), with_batch(batch, {n, n})};
 }
 
 }  // namespace detail
@@ -242,8 +264,8 @@ auto solve(XA const& a, XB const& b, bool left = true) {
                               B.shape());
   // X A = B  <=>  A^T X^T = B^T
   auto const p = left ? detail::solve_prepare("linalg.solve", A, B, false)
-                      : detail::solve_prepare("linalg.solve", detail::mT(A), detail::mT(B), true);
-  auto const X = detail::run_op(detail::solve_op{"linalg.solve", A.shape()}, p.A, p.B)[0].reshape(p.out);
+                      : detail::solve_prepare("linalg.solve", detail::mT(A), detail::mT(B), false, false);
+  auto const X = detail::run_op(detail::solve_op{"linalg.solve", p.a_shape}, p.A, p.B)[0].reshape(p.out);
   return left ? X : detail::mT(X);
 }
 
@@ -273,7 +295,7 @@ auto solve_triangular(XA const& a, XB const& b, bool upper, triangular_options c
     detail::throw_shape_error("linalg.solve_triangular", "needs matrices or batches of them", A.shape(), B.shape());
   // X A = B  <=>  A^T X^T = B^T, A^T's triangle the other one
   auto const p = opt.left ? detail::solve_prepare("linalg.solve_triangular", A, B, true)
-                          : detail::solve_prepare("linalg.solve_triangular", detail::mT(A), detail::mT(B), true);
+                          : detail::solve_prepare("linalg.solve_triangular", detail::mT(A), detail::mT(B), true, false);
   bool const lower = opt.left ? !upper : upper;
   auto const X =
       detail::run_op(detail::triangular_op{"linalg.solve_triangular", lower, opt.unitriangular}, p.A, p.B)[0].reshape(
@@ -282,14 +304,16 @@ auto solve_triangular(XA const& a, XB const& b, bool upper, triangular_options c
 }
 
 /// L with L L^T = A, lower triangular with a positive diagonal, for each symmetric positive
-/// definite A (torch.linalg.cholesky; upper = true gives L^T). Only A's lower triangle is read,
-/// and the gradient is symmetric: that of cholesky((A + A^T) / 2). Throws adx::linalg_error,
+/// definite A (torch.linalg.cholesky; upper = true gives U = L^T, from A's upper triangle). Only
+/// one triangle is read, and the gradient is symmetric: that of cholesky((A + A^T) / 2). A NaN
+/// in the triangle read gives a NaN factor. Throws adx::linalg_error,
 /// naming the first leading minor that is not positive definite.
 template <class X>
 auto cholesky(X const& x, bool upper = false) {
   auto const A = eval(x);
   auto const m = detail::as_matrices("linalg.cholesky", A, true);
-  auto const L = detail::run_op(detail::cholesky_op{"linalg.cholesky", A.shape()}, m.t)[0];
+  // upper: U^T U = A from A's upper triangle, which is the lower one of A^T
+  auto const L = detail::run_op(detail::cholesky_op{"linalg.cholesky", A.shape()}, upper ? detail::mT(m.t) : m.t)[0];
   return (upper ? detail::mT(L) : L).reshape(A.shape());
 }
 

@@ -13,10 +13,15 @@
 // which is differentiable; its numbers come from the SVD.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
+#include <initializer_list>
+#include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "adx/linalg/lapack.hpp"
 #include "adx/linalg/op.hpp"
@@ -128,13 +133,35 @@ struct svdvals_op {
       (void)A, (void)s;
       return {kept.factors[0], kept.factors[1]};
     } else {
-      std::size_t const b = A.shape()[0];
-      bool const tall = A.shape()[1] >= A.shape()[2];
+      // The singular vectors of the numbers (the SVD) fix the signs and the null directions; W,
+      // the eigenvectors of A^T A (A A^T when wide), carries the derivatives. The other side is
+      // A W / s where s is well above 0, and the numbers' vectors (constants) where it is not.
+      using N = std::remove_cvref_t<decltype(primal(std::declval<T>()))>;
+      std::size_t const b = A.shape()[0], m = A.shape()[1], n = A.shape()[2], k = std::min(m, n);
+      bool const tall = m >= n;
+      tensor<N> const A0 = tensor<N>::generate(A.shape(), [&](std::size_t i) { return N(primal(A.data()[i])); });
+      op_result<N, 1> const num = svdvals_op{}.compute(std::array<tensor<N>, 1>{A0});
+      tensor<N> const U0 = num.kept.factors[0], V0 = mT(num.kept.factors[1]);
       tensor<T> const G = tall ? tensor<T>(matmul(mT(A), A)) : tensor<T>(matmul(A, mT(A)));
-      tensor<T> const W = reversed(run_op(eigh_op{}, G)[1], false);  // descending, as s
-      tensor<T> const inv_s = 1.0 / s.reshape(shape{b, 1, s.shape()[1]});
-      if (tall) return {tensor<T>(matmul(A, W) * inv_s), mT(W)};  // U = A V / s
-      return {W, mT(tensor<T>(matmul(mT(A), W) * inv_s))};        // V = A^T U / s
+      tensor<T> W = reversed(run_op(eigh_op{}, G)[1], false);  // descending, as s
+      tensor<N> const& ref = tall ? V0 : U0;
+      tensor<N> const sign = tensor<N>::generate(shape{b, 1, k}, [&](std::size_t e) {
+        std::size_t const q = e / k, j = e % k, p = W.shape()[1];
+        N d = 0;
+        for (std::size_t i = 0; i < p; ++i)
+          d += N(primal(W.data()[(q * p + i) * k + j])) * ref.data()[(q * p + i) * k + j];
+        return d < 0 ? N(-1) : N(1);
+      });
+      W = W * sign;
+      tensor<N> const big = tensor<N>::generate(shape{b, 1, k}, [&](std::size_t e) {
+        N const s_max = k ? num.out[0].data()[(e / k) * k] : N(0);
+        return num.out[0].data()[e] > s_max * N(std::max(m, n)) * std::numeric_limits<N>::epsilon() ? N(1) : N(0);
+      });
+      tensor<T> const s_safe = s.reshape(shape{b, 1, k}) * big + (N(1) - big);
+      tensor<T> const other = (tall ? tensor<T>(matmul(A, W)) : tensor<T>(matmul(mT(A), W))) / s_safe * big +
+                              (tall ? U0 : V0) * (N(1) - big);
+      if (tall) return {other, mT(W)};  // U = A V / s
+      return {W, mT(other)};            // V = A^T U / s
     }
   }
   template <class T>
@@ -192,10 +219,10 @@ template <class X>
 auto matrix_norm(X const& x, std::string_view ord = "fro") {
   auto const A = eval(x);
   using S = typename decltype(A)::value_type;
+  static_assert(detail::floating_elements<S>, "adx: linalg.matrix_norm needs floating-point elements");
   auto const m = detail::as_matrices("linalg.matrix_norm", A);
   if (ord == "fro")
-    return tensor<S>(sqrt(sum(tensor<S>(m.t * m.t).reshape(shape{m.count(), m.rows() * m.cols()}), -1)))
-        .reshape(m.batch);
+    return tensor<S>(adx::norm(m.t.reshape(shape{m.count(), m.rows() * m.cols()}), -1)).reshape(m.batch);
   if (ord == "nuc") return tensor<S>(sum(svdvals(m.t), -1)).reshape(m.batch);
   throw value_error(
       "adx: linalg.matrix_norm: ord must be \"fro\", \"nuc\" or a number in {2, -2, 1, -1, inf, -inf}, not \"" +
@@ -204,32 +231,35 @@ auto matrix_norm(X const& x, std::string_view ord = "fro") {
 
 /// A matrix norm of each matrix (torch.linalg.matrix_norm with a number): 2 (the largest
 /// singular value), -2 (the smallest), 1 / -1 (the largest / smallest absolute column sum),
-/// inf / -inf (the largest / smallest absolute row sum).
+/// inf / -inf (the largest / smallest absolute row sum). Tied extremes share the gradient
+/// (amax / amin), as torch's.
 template <class X>
 auto matrix_norm(X const& x, double ord) {
   auto const A = eval(x);
   using S = typename decltype(A)::value_type;
+  static_assert(detail::floating_elements<S>, "adx: linalg.matrix_norm needs floating-point elements");
   auto const m = detail::as_matrices("linalg.matrix_norm", A);
   double const inf = std::numeric_limits<double>::infinity();
   if (ord == 2 || ord == -2) {
     auto const s = svdvals(m.t);
-    return tensor<S>(ord > 0 ? max(s, -1) : min(s, -1)).reshape(m.batch);
+    return tensor<S>(ord > 0 ? amax(s, -1) : amin(s, -1)).reshape(m.batch);
   }
   if (ord == 1 || ord == -1 || ord == inf || ord == -inf) {
     tensor<S> const sums = sum(abs(m.t), std::abs(ord) == 1 ? 1 : 2);
-    return tensor<S>(ord > 0 ? max(sums, -1) : min(sums, -1)).reshape(m.batch);
+    return tensor<S>(ord > 0 ? amax(sums, -1) : amin(sums, -1)).reshape(m.batch);
   }
   throw value_error("adx: linalg.matrix_norm: ord must be 2, -2, 1, -1, inf or -inf (or \"fro\", \"nuc\"), not " +
                     std::to_string(ord));
 }
 
 /// torch.linalg.norm without dim: the 2-norm of all the elements (the Frobenius norm of a
-/// matrix, the Euclidean norm of a vector).
+/// matrix, the Euclidean norm of a vector); its gradient at 0 is 0, as torch's.
 template <class X>
 auto norm(X const& x) {
   auto const t = eval(x);
   using S = typename decltype(t)::value_type;
-  return tensor<S>::scalar(S(sqrt(sum(t * t))));
+  static_assert(detail::floating_elements<S>, "adx: linalg.norm needs floating-point elements");
+  return tensor<S>::scalar(S(adx::norm(t)));
 }
 
 /// torch.linalg.norm with a matrix ord, "fro" or "nuc", of each matrix (matrix_norm).
@@ -239,18 +269,30 @@ auto norm(X const& x, std::string_view ord) {
 }
 
 /// torch.linalg.norm with a number ord: of a vector, sum(|x|^ord)^(1/ord) (inf: max |x|, -inf:
-/// min |x|); of each matrix of a rank-2 or higher tensor, matrix_norm(x, ord).
+/// min |x|, ties sharing the gradient; 0: the number of non-zero elements, a constant); of each
+/// matrix of a rank-2 or higher tensor, matrix_norm(x, ord). At x = 0 the gradient is 0 for
+/// ord > 0, as torch's.
 template <class X>
 auto norm(X const& x, double ord) {
   auto const t = eval(x);
   using S = typename decltype(t)::value_type;
+  static_assert(detail::floating_elements<S>, "adx: linalg.norm needs floating-point elements");
   if (t.rank() >= 2) return matrix_norm(t, ord);
   if (t.rank() != 1) detail::throw_shape_error("linalg.norm", "needs a vector or a matrix", t.shape());
+  if (std::isnan(ord)) throw value_error("adx: linalg.norm: ord is NaN");
   double const inf = std::numeric_limits<double>::infinity();
-  if (ord == inf) return tensor<S>::scalar(S(max(abs(t))));
-  if (ord == -inf) return tensor<S>::scalar(S(min(abs(t))));
-  if (!(ord > 0) || std::isnan(ord))
-    throw value_error("adx: linalg.norm: a vector's ord must be positive or +-inf, not " + std::to_string(ord));
+  if (ord == inf) return tensor<S>::scalar(S(amax(abs(t))));
+  if (ord == -inf) return tensor<S>::scalar(S(amin(abs(t))));
+  if (ord == 0) {
+    double count = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) count += primal(t.data()[i]) != 0;
+    return tensor<S>::scalar(detail::to_value<S>(count));
+  }
+  if (ord == 2) return norm(t);
+  if (ord == 1) return tensor<S>::scalar(S(sum(abs(t))));
+  bool zero = ord > 0;  // the p-norm of 0: 0 with the zero gradient (the formula's is 0 * inf)
+  for (std::size_t i = 0; zero && i < t.size(); ++i) zero = primal(t.data()[i]) == 0;
+  if (zero) return tensor<S>::scalar(S(sum(abs(t)) * 0.0));
   using adx::pow;
   using std::pow;
   return tensor<S>::scalar(S(pow(S(sum(pow(abs(t), ord))), 1.0 / ord)));

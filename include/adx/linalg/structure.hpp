@@ -123,49 +123,59 @@ tensor<S> symmetric_part(tensor<S> const& x) {
   return tensor<S>((x + mT(x)) * 0.5);
 }
 
+/// The diagonals of each matrix, [..., r, c] -> [..., min(r, c)]; errors name `op`.
+template <class S>
+tensor<S> diagonal_named(char const* op, tensor<S> const& t) {
+  auto const m = detail::as_matrices(op, t);
+  std::size_t const r = m.rows(), c = m.cols(), k = std::min(r, c);
+  S const* src = m.t.data();
+  return tensor<S>::generate(detail::with_batch(m.batch, {k}),
+                             [&](std::size_t i) -> S const& { return src[(i / k) * r * c + (i % k) * (c + 1)]; });
+}
 }  // namespace detail
 
 namespace linalg {
 
 /// The lower triangle of each matrix from diagonal k on (torch.tril): k = 0 keeps the diagonal,
 /// k = -1 starts below it, k = 1 above it. Elements move: nothing is recorded.
-template <class S>
-tensor<S> tril(tensor<S> const& x, long k = 0) {
-  if (x.rank() < 2) detail::throw_shape_error("tril", "needs a matrix or a batch of matrices", x.shape());
-  return detail::triangle(x, true, k);
+template <class X>
+auto tril(X const& x, long k = 0) {
+  auto const t = eval(x);
+  if (t.rank() < 2) detail::throw_shape_error("linalg.tril", "needs a matrix or a batch of matrices", t.shape());
+  return detail::triangle(t, true, k);
 }
 
 /// The upper triangle of each matrix from diagonal k on (torch.triu).
-template <class S>
-tensor<S> triu(tensor<S> const& x, long k = 0) {
-  if (x.rank() < 2) detail::throw_shape_error("triu", "needs a matrix or a batch of matrices", x.shape());
-  return detail::triangle(x, false, k);
+template <class X>
+auto triu(X const& x, long k = 0) {
+  auto const t = eval(x);
+  if (t.rank() < 2) detail::throw_shape_error("linalg.triu", "needs a matrix or a batch of matrices", t.shape());
+  return detail::triangle(t, false, k);
 }
 
 /// The diagonal of each matrix ([..., r, c] -> [..., min(r, c)]), torch.diagonal of the last two
 /// axes with offset 0. Elements move: nothing is recorded.
-template <class S>
-tensor<S> diagonal(tensor<S> const& x) {
-  auto const m = detail::as_matrices("linalg.diagonal", x);
-  std::size_t const r = m.rows(), c = m.cols(), k = std::min(r, c);
-  S const* src = m.t.data();
-  return tensor<S>::generate(detail::with_batch(m.batch, {k}),
-                             [&](std::size_t i) -> S const& { return src[(i / k) * r * c + (i % k) * (c + 1)]; });
+template <class X>
+auto diagonal(X const& x) {
+  return detail::diagonal_named("linalg.diagonal", eval(x));
 }
 
 /// torch.diag: a diagonal matrix from a vector ([n] -> [n, n]), or a matrix's diagonal.
-template <class S>
-tensor<S> diag(tensor<S> const& x) {
-  if (x.rank() == 2) return diagonal(x);
-  if (x.rank() != 1) detail::throw_shape_error("linalg.diag", "needs a vector or a matrix", x.shape());
-  return detail::diag_matrices(x.reshape(shape{1, x.size()})).reshape(shape{x.size(), x.size()});
+template <class X>
+auto diag(X const& x) {
+  auto const t = eval(x);
+  if (t.rank() == 2) return diagonal(t);
+  if (t.rank() != 1) detail::throw_shape_error("linalg.diag", "needs a vector or a matrix", t.shape());
+  return detail::diag_matrices(t.reshape(shape{1, t.size()})).reshape(shape{t.size(), t.size()});
 }
 
 /// The sum of each matrix's diagonal: a rank-0 tensor for one matrix (torch.trace), one per
 /// matrix for a batch.
-template <class S>
-tensor<S> trace(tensor<S> const& x) {
-  return tensor<S>(sum(diagonal(x), -1));
+template <class X>
+auto trace(X const& x) {
+  auto const d = detail::diagonal_named("linalg.trace", eval(x));
+  using S = typename decltype(d)::value_type;
+  return tensor<S>(sum(d, -1));
 }
 
 }  // namespace linalg
