@@ -144,7 +144,7 @@ TEST_CASE("linalg: lstsq broadcasts batch axes of any rank") {
     }
 }
 
-TEST_CASE("linalg: structural functions take expressions; solve's errors name the caller's shapes") {
+TEST_CASE("linalg: structural functions take expressions, and solve's errors name the caller's shapes") {
   tensor<double> const A{{1.0, 2.0}, {3.0, 4.0}};
   check_values(linalg::tril(A * 2.0), {2, 0, 6, 8});
   check_values(linalg::triu(A + 1.0), {2, 3, 0, 5});
