@@ -1,4 +1,4 @@
-// expect: operands are two different AD element types at one nesting level
+// expect: operands have different element types at one nesting level
 #include <adx/adx.hpp>
 int main() {
   adx::tensor<adx::var<double>> a(adx::tensor<double>{{2.0, 0.0}, {0.0, 2.0}});
