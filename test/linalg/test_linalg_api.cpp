@@ -200,3 +200,35 @@ TEST_CASE("linalg: norm as torch.linalg.norm (a vector's p-norms, a matrix's nor
   CHECK(adx_test::close(linalg::norm(tensor<double>{3.0, 1.0, -4.0}, -1.5).item(), 0.8321032515512563, 1e-14, 0));
   CHECK_THROWS_WITH_AS(linalg::norm(v, std::nan("")), doctest::Contains("ord is NaN"), value_error);
 }
+
+TEST_CASE("linalg: the blocked reverse Cholesky over numbers equals the matrix rule over AD values, sizes past a block") {
+  // var<double> takes the blocked in-place rule (lapack.hpp); the first derivatives of
+  // var<var<double>> take the rule written with tensor operations
+  for (std::size_t n : {47, 48, 49, 100, 130}) {
+    INFO("n = " << n);
+    tensor<double> const M = random_normal(shape{n, n}, n);
+    tensor<double> const A = tensor<double>(matmul(M, M.transpose()) * (1.0 / double(n))) +
+                             linalg::diag(tensor<double>(shape{n}, 1.0));
+    tensor<double> const W = random_normal(shape{n, n}, n + 1);
+    tensor<double> fast, generic;
+    {
+      tape_scope<var<double>> scope;
+      tensor<var<double>> x(A);
+      fast = *gradients(var<double>(sum(linalg::cholesky(x) * W)), std::vector{x})[0];
+    }
+    {
+      tape_scope<var<double>> inner;
+      tape_scope<var<var<double>>> outer;
+      tensor<var<var<double>>> x(A);
+      auto const g = *gradients(var<var<double>>(sum(linalg::cholesky(x) * W)), std::vector{x})[0];
+      generic = adx_test::primals(g);
+    }
+    for (std::size_t i = 0; i < n * n; ++i) CHECK(adx_test::close(fast[i], generic[i], 1e-10, 1e-12));
+  }
+  // cholesky_solve with an upper factor: X = (U^T U)^-1 B
+  tensor<double> const U{{2.0, 0.5, -0.3}, {0.0, 1.5, 0.2}, {0.0, 0.0, 1.1}};
+  tensor<double> const B{{1.0, 0.0}, {2.0, 1.0}, {-1.0, 3.0}};
+  tensor<double> const X = linalg::cholesky_solve(B, U, true);
+  tensor<double> const want = linalg::solve(tensor<double>(matmul(U.transpose(), U)), B);
+  check_values(X, std::vector<double>(want.begin(), want.end()), 1e-13, 1e-14);
+}

@@ -56,13 +56,14 @@ std::int32_t LAPACKE_dorgqr(int, std::int32_t, std::int32_t, std::int32_t, doubl
 
 namespace adx::detail::lapack {
 
-#if ADX_WITH_LAPACK
-/// Whether T's factorizations go to LAPACKE.
+/// Whether T's factorizations go to LAPACKE (and its triangular solves and products to CBLAS).
 template <class T>
-inline constexpr bool native = std::is_same_v<T, double> || std::is_same_v<T, float>;
+inline constexpr bool native = ADX_WITH_LAPACK && (std::is_same_v<T, double> || std::is_same_v<T, float>);
+
+#if ADX_WITH_LAPACK
 /// LAPACKE's integer (its default, 32 bits) and row-major layout code.
 using lapack_index = std::int32_t;
-inline constexpr int row_major = 101;
+inline constexpr int row_major = 101, column_major = 102;
 static_assert(sizeof(int) == sizeof(lapack_index), "adx: LAPACK's pivots are passed as int");
 #endif
 
@@ -154,7 +155,8 @@ std::size_t cholesky_factor(std::size_t n, T* a) {
       else
         return LAPACKE_spotrf(x...);
     };
-    lapack_index const info = f(row_major, 'L', lapack_index(n), a, lapack_index(n));
+    // row-major L L^T = A is column-major U^T U = A with U = L^T: no transposed copies
+    lapack_index const info = f(column_major, 'U', lapack_index(n), a, lapack_index(n));
     if (info < 0) return portable::cholesky_factor(n, a);  // NaN input
     if (info > 0) return std::size_t(info);
     for (std::size_t i = 0; i < n; ++i) std::fill(a + i * n + i + 1, a + (i + 1) * n, T(0));
@@ -187,6 +189,76 @@ void triangular_solve(bool lower, bool trans, bool unit, std::size_t n, std::siz
     portable::triangular_solve(lower, trans, unit, n, nrhs, a, b);
   }
 }
+
+#if ADX_WITH_LAPACK
+/// The reverse Cholesky rule in place, for LAPACK's number types: g holds gL (its lower
+/// triangle) on entry and the symmetric gA on return, for L L^T = A (l lower, n x n). Blocked
+/// (Murray 2016, arXiv 1602.07527, the reverse of a blocked right-looking factorization): about
+/// 2n^3 / 3 flops in CBLAS, where the matrix form L^-T S L^-1 takes 4n^3 with two temporaries.
+template <class T>
+void cholesky_adjoint(std::size_t n, T const* l, T* g) {
+  static_assert(native<T>);
+  if (n == 0) return;
+  auto const trsm = [](auto... x) {
+    if constexpr (std::is_same_v<T, double>)
+      cblas_dtrsm(x...);
+    else
+      cblas_strsm(x...);
+  };
+  auto const gemm = [](auto... x) {
+    if constexpr (std::is_same_v<T, double>)
+      cblas_dgemm(x...);
+    else
+      cblas_sgemm(x...);
+  };
+  constexpr std::size_t nb_max = 48;
+  T work[nb_max * nb_max];
+  int const ld = int(n);
+  for (std::size_t k = n; k > 0;) {
+    // the block column j..k: D its diagonal block, R the rows beside it, C the rows below it, B below R
+    std::size_t const j = k > nb_max ? k - nb_max : 0, nb = k - j, m = n - k;
+    T const *R = l + j * n, *D = l + j * n + j, *B = l + k * n, *C = l + k * n + j;
+    T *Rb = g + j * n, *Db = g + j * n + j, *Bb = g + k * n, *Cb = g + k * n + j;
+    if (m > 0) {  // Cbar := Cbar D^-1; Bbar -= Cbar R; Dbar -= tril(Cbar^T C)
+      trsm(CblasRowMajor, CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, int(m), int(nb), T(1), D, ld, Cb, ld);
+      if (j > 0)
+        gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(j), int(nb), T(-1), Cb, ld, R, ld, T(1), Bb, ld);
+      gemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(nb), int(nb), int(m), T(1), Cb, ld, C, ld, T(0), work, int(nb));
+      for (std::size_t a = 0; a < nb; ++a)
+        for (std::size_t b = 0; b <= a; ++b) Db[a * n + b] -= work[a * nb + b];
+    }
+    for (std::size_t c = nb; c-- > 0;) {  // the diagonal block, unblocked, column by column backwards
+      T const d = D[c * n + c];
+      T s = 0;
+      for (std::size_t i = c + 1; i < nb; ++i) s += D[i * n + c] * Db[i * n + c];
+      T const db = (Db[c * n + c] - s / d) / d;
+      for (std::size_t i = c + 1; i < nb; ++i) Db[i * n + c] /= d;
+      for (std::size_t t = 0; t < c; ++t) Db[c * n + t] -= db * D[c * n + t];
+      for (std::size_t i = c + 1; i < nb; ++i) {
+        T const cb = Db[i * n + c];
+        for (std::size_t t = 0; t < c; ++t) {
+          Db[c * n + t] -= cb * D[i * n + t];
+          Db[i * n + t] -= cb * D[c * n + t];
+        }
+      }
+      Db[c * n + c] = db / 2;
+    }
+    if (j > 0) {  // Rbar -= Cbar^T B; Rbar -= (Dbar + Dbar^T) R
+      if (m > 0)
+        gemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(nb), int(j), int(m), T(-1), Cb, ld, B, ld, T(1), Rb, ld);
+      for (std::size_t a = 0; a < nb; ++a)
+        for (std::size_t b = 0; b <= a; ++b)
+          work[a * nb + b] = work[b * nb + a] = Db[a * n + b] * (a == b ? T(2) : T(1));
+      gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(nb), int(j), int(nb), T(-1), work, int(nb), R, ld, T(1), Rb,
+           ld);
+    }
+    k = j;
+  }
+  // the lower triangle's gradient as the symmetric one: off the diagonal, half to each side
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < i; ++j) g[j * n + i] = g[i * n + j] *= T(0.5);
+}
+#endif
 
 /// Eigenvalues w (ascending) and eigenvectors v (columns, n x n) of the symmetric n x n a,
 /// from its lower triangle. Returns 0, or > 0 when the iteration did not converge.

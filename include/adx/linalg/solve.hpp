@@ -110,6 +110,7 @@ struct triangular_op {
   static constexpr std::size_t inputs = 2, outputs = 1;
   char const* name = "linalg.solve_triangular";
   bool lower = true, unit = false;
+  bool trans = false;  ///< X = A^-T B, A's triangle read as stored (a Cholesky factor's L^T solve on L)
 
   template <class T>
   op_result<T, 1> compute(std::array<tensor<T>, 2> const& in) const {
@@ -119,7 +120,7 @@ struct triangular_op {
     T* const x = X.data();
     T const* const a = in[0].data();
     for (std::size_t q = 0; q < b; ++q)
-      lapack::triangular_solve(lower, false, unit, n, k, a + q * n * n, x + q * n * k);
+      lapack::triangular_solve(lower, trans, unit, n, k, a + q * n * n, x + q * n * k);
     r.out[0] = std::move(X);
     return r;
   }
@@ -132,15 +133,43 @@ struct triangular_op {
   std::array<tensor<T>, 2> adjoint(std::array<tensor<T>, 2> const& in, std::array<tensor<T>, 1> const& out,
                                    kept_factors<T> const&, std::array<tensor<T>, 1> const& g,
                                    std::array<bool, 2> const& need) const {
-    triangular_op const transposed{name, !lower, unit};
-    tensor<T> gB = run_op(transposed, mT(in[0]), g[0])[0];
-    tensor<T> gA = need[0] ? tensor<T>(-part(tensor<T>(matmul(gB, mT(out[0]))))) : tensor<T>();
-    return {std::move(gA), std::move(gB)};
+    // gB = op(A)^-T gX; gA = -part(gB X^T), or -part(X gB^T) for the transposed solve
+    if constexpr (lapack::native<T>) {  // numbers: one solve in place and one product into gA
+      std::size_t const b = in[0].shape()[0], n = in[0].shape()[1], k = g[0].shape()[2];
+      tensor<T> gB = g[0];
+      T* const y = gB.data();
+      T const* const a = in[0].data();
+      for (std::size_t q = 0; q < b; ++q)
+        lapack::triangular_solve(lower, !trans, unit, n, k, a + q * n * n, y + q * n * k);
+      if (!need[0]) return {tensor<T>(), std::move(gB)};
+      T const* const x = out[0].data();
+      long const edge = lower ? (unit ? -1 : 0) : (unit ? 1 : 0);
+      tensor<T> gA = tensor<T>::fill(in[0].shape(), [&](T* o) {
+        for (std::size_t q = 0; q < b; ++q) {
+          T* const oq = o + q * n * n;
+          std::fill_n(oq, n * n, T(0));
+          if (k)
+            gemm<T>(false, true, n, n, k, (trans ? x : y) + q * n * k, k, (trans ? y : x) + q * n * k, k, oq, n, false);
+          for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < n; ++j) {
+              long const dd = long(j) - long(i);
+              oq[i * n + j] = (lower ? dd <= edge : dd >= edge) ? -oq[i * n + j] : T(0);
+            }
+        }
+      });
+      return {std::move(gA), std::move(gB)};
+    } else {
+      tensor<T> gB = run_op(triangular_op{name, lower, unit, !trans}, in[0], g[0])[0];
+      tensor<T> gA =
+          need[0] ? tensor<T>(-part(tensor<T>(trans ? matmul(out[0], mT(gB)) : matmul(gB, mT(out[0]))))) : tensor<T>();
+      return {std::move(gA), std::move(gB)};
+    }
   }
   template <class T>
   std::array<tensor<T>, 1> tangent(std::array<tensor<T>, 2> const& in, std::array<tensor<T>, 1> const& out,
                                    kept_factors<T> const&, std::array<tensor<T>, 2> const& d) const {
-    return run_op(*this, in[0], tensor<T>(d[1] - matmul(part(d[0]), out[0])));
+    tensor<T> const dA = part(d[0]);
+    return run_op(*this, in[0], tensor<T>(d[1] - matmul(trans ? mT(dA) : dA, out[0])));
   }
 };
 
@@ -168,13 +197,22 @@ struct cholesky_op {
   /// L^-1 Y (trans false) or L^-T Y, recorded for AD values.
   template <class T>
   static tensor<T> solve_l(tensor<T> const& L, tensor<T> const& Y, bool trans) {
-    return run_op(triangular_op{"linalg.cholesky", !trans, false}, trans ? mT(L) : L, Y)[0];
+    return run_op(triangular_op{"linalg.cholesky", true, false, trans}, L, Y)[0];
   }
   template <class T>
   std::array<tensor<T>, 1> adjoint(std::array<tensor<T>, 1> const&, std::array<tensor<T>, 1> const& out,
                                    kept_factors<T> const&, std::array<tensor<T>, 1> const& g,
                                    std::array<bool, 1> const&) const {
     auto const& L = out[0];
+#if ADX_WITH_LAPACK
+    if constexpr (lapack::native<T>) {  // numbers: the same rule, blocked and in place (lapack.hpp)
+      std::size_t const b = L.shape()[0], n = L.shape()[1];
+      tensor<T> G = g[0];
+      T* const x = G.data();
+      for (std::size_t q = 0; q < b; ++q) lapack::cholesky_adjoint(n, L.data() + q * n * n, x + q * n * n);
+      return {std::move(G)};
+    }
+#endif
     tensor<T> const X = matmul(mT(L), triangle(g[0], true, 0));
     tensor<T> const S = (triangle(X, true, 0) + mT(triangle(X, true, -1))) * 0.5;
     tensor<T> const Y = solve_l(L, S, true);  // L^-T S
@@ -320,10 +358,13 @@ auto cholesky(X const& x, bool upper = false) {
 /// X with A X = B where A = L L^T (torch.cholesky_solve(B, L, upper)): two triangular solves.
 template <class XB, class XL>
 auto cholesky_solve(XB const& b, XL const& l, bool upper = false) {
-  auto const L = eval(l);
-  auto const Lo = upper ? detail::mT(L) : L;
-  auto const Y = solve_triangular(Lo, b, false);
-  return solve_triangular(detail::mT(Lo), Y, true);
+  auto const [B, L] = detail::meet_operands(b, l);
+  if (L.rank() < 2 || B.rank() < 2)
+    detail::throw_shape_error("cholesky_solve", "needs matrices or batches of them", B.shape(), L.shape());
+  // L L^T X = B: Y = L^-1 B, X = L^-T Y, both solves reading the factor as given (U^T U: U^-T, then U^-1)
+  auto const p = detail::solve_prepare("cholesky_solve", L, B, true);
+  auto const Y = detail::run_op(detail::triangular_op{"cholesky_solve", !upper, false, upper}, p.A, p.B)[0];
+  return detail::run_op(detail::triangular_op{"cholesky_solve", !upper, false, !upper}, p.A, Y)[0].reshape(p.out);
 }
 
 /// (L L^T)^-1 from the Cholesky factor L (torch.cholesky_inverse; upper: L^T given).

@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "adx/core/error.hpp"
 #include "adx/tensor/reduce.hpp"
@@ -71,10 +73,32 @@ tensor<S> expand_batch(tensor<S> const& x, shape const& to) {
   });
 }
 
+/// A batch of matrices of shape sh (rank 2 or more) whose element (i, j) of matrix q is f(q, i, j),
+/// in one pass without a division per element for numbers (element by element otherwise).
+template <class S, class F>
+tensor<S> matrices_from(shape const& sh, F&& f) {
+  std::size_t const r = sh[sh.rank() - 2], c = sh[sh.rank() - 1], rc = r * c;
+  if constexpr (std::is_trivially_default_constructible_v<S>) {
+    return tensor<S>::fill(sh, [&](S* p) {
+      std::size_t const b = rc ? sh.size() / rc : 0;
+      for (std::size_t q = 0; q < b; ++q)
+        for (std::size_t i = 0; i < r; ++i, p += c)
+          for (std::size_t j = 0; j < c; ++j) p[j] = f(q, i, j);
+    });
+  } else {
+    return tensor<S>::generate(sh, [&](std::size_t e) { return S(f(e / rc, (e % rc) / c, e % c)); });
+  }
+}
+
 /// The transposes of a batch of matrices ([b, r, c] -> [b, c, r]).
 template <class S>
 tensor<S> mT(tensor<S> const& x) {
-  return x.transpose(-2, -1);
+  std::size_t const r = x.shape()[x.rank() - 2], c = x.shape()[x.rank() - 1];
+  shape sh = x.shape();
+  std::swap(sh[sh.rank() - 2], sh[sh.rank() - 1]);
+  S const* src = x.data();
+  return matrices_from<S>(
+      sh, [&](std::size_t q, std::size_t i, std::size_t j) -> S const& { return src[(q * r + j) * c + i]; });
 }
 
 /// The lower (lower = true) or upper triangle of each matrix from diagonal k on, zeros elsewhere.
@@ -82,9 +106,10 @@ template <class S>
 tensor<S> triangle(tensor<S> const& x, bool lower, long k) {
   std::size_t const r = x.shape()[x.rank() - 2], c = x.shape()[x.rank() - 1];
   S const* src = x.data();
-  return tensor<S>::generate(x.shape(), [&](std::size_t i) {
-    long const row = static_cast<long>((i / c) % r), col = static_cast<long>(i % c);
-    return (lower ? col - row <= k : col - row >= k) ? src[i] : S{};
+  S const zero{};
+  return matrices_from<S>(x.shape(), [&](std::size_t q, std::size_t i, std::size_t j) -> S const& {
+    long const d = static_cast<long>(j) - static_cast<long>(i);
+    return (lower ? d <= k : d >= k) ? src[(q * r + i) * c + j] : zero;
   });
 }
 
