@@ -10,6 +10,9 @@
 #                              (ADX_BENCH_TORCH=1 also installs LibTorch, libtorch-dev)
 #   scripts/dev.sh bench-train   build train_bench (CNN gradients against LibTorch, an Adam step)
 #                              and print its medians and ratios (ADX_BENCH_TORCH=1 as above)
+#   scripts/dev.sh bench-linalg  build linalg_bench (gradients through adx::linalg against hand-written
+#                              LAPACK adjoints, LibTorch and Eigen over var) and print its medians and
+#                              ratios (ADX_BENCH_TORCH=1 as above)
 #   scripts/dev.sh format      check the C++ sources' formatting with clang-format (changes nothing)
 #   scripts/dev.sh bench-check build the benchmarks with every peer and run them once, briefly
 #   scripts/dev.sh fuzz        build the libFuzzer target (clang++, ASan + UBSan, build-fuzz) and
@@ -162,6 +165,24 @@ case "${1:-}" in
       python3 benchmarks/train_ratios.py "build-bench/train_$run.json"
     done
     ;;
+  bench-linalg)
+    # linalg_bench: the gradients of mvn, gp and solve_logdet at n = 8, 64, 256 by hand-written
+    # LAPACKE adjoints, adx::linalg, LibTorch (ADX_BENCH_TORCH=1 installs it) and Eigen's LLT /
+    # PartialPivLU over var scalars; 7 interleaved repetitions, medians and ratios to the hand
+    # gradient against the targets (benchmarks/linalg_ratios.py), the table also in
+    # build-bench/linalg.md
+    install_missing python3 libeigen3-dev
+    if [ "${ADX_BENCH_TORCH:-0}" = 1 ] && ! dpkg -s libtorch-dev >/dev/null 2>&1; then
+      [ "$(id -u)" -eq 0 ] && s="" || s="sudo"
+      DEBIAN_FRONTEND=noninteractive $s apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends libtorch-dev >/dev/null
+    fi
+    cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF -DADX_BUILD_EXAMPLES=OFF \
+      -DADX_BENCH_TORCH=ON >/dev/null
+    cmake --build build-bench -j "$jobs" --target linalg_bench
+    ./build-bench/benchmarks/linalg_bench --benchmark_repetitions=7 --benchmark_enable_random_interleaving=true \
+      --benchmark_report_aggregates_only=true --benchmark_format=json >build-bench/linalg.json
+    python3 benchmarks/linalg_ratios.py build-bench/linalg.json --md build-bench/linalg.md
+    ;;
   format)
     install_missing clang-format
     format=$(command -v clang-format-14 || command -v clang-format)
@@ -207,7 +228,7 @@ case "${1:-}" in
     cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DADX_BUILD_TESTS=OFF -DADX_BUILD_DEMO=OFF -DADX_BUILD_EXAMPLES=OFF \
       -DADX_BENCH_TORCH="$([ "${ADX_BENCH_TORCH:-0}" = 1 ] && echo ON || echo OFF)" >/dev/null
     # both programs in one build, so that the two cores share all their files
-    cmake --build build-bench -j "$jobs" --target scalar_bench tensor_bench gradient_loop train_bench
+    cmake --build build-bench -j "$jobs" --target scalar_bench tensor_bench gradient_loop train_bench linalg_bench
     if ! ./build-bench/benchmarks/scalar_bench --benchmark_min_time=0.01 >build-bench/scalar_bench_check.txt 2>&1; then
       cat build-bench/scalar_bench_check.txt
       exit 1
@@ -231,6 +252,13 @@ case "${1:-}" in
       exit 1
     fi
     echo "adx: train_bench built and its start-up checks passed (build-bench/train_bench_check.txt)"
+    # linalg_bench: hand against central differences, every implementation against hand
+    if ! ./build-bench/benchmarks/linalg_bench --check_only >build-bench/linalg_bench_check.txt 2>&1; then
+      cat build-bench/linalg_bench_check.txt
+      exit 1
+    fi
+    echo "adx: linalg_bench built and its start-up checks passed" \
+      "($(grep -c ' ok$' build-bench/linalg_bench_check.txt) ok; build-bench/linalg_bench_check.txt)"
     ;;
   docs)
     # The API reference (docs/Doxyfile: the public headers' /// comments, adx::detail left out)
@@ -285,7 +313,7 @@ case "${1:-}" in
     scripts/consumers.sh "${@:2}"
     ;;
   *)
-    echo "usage: scripts/dev.sh demo|test|gcc|bench|bench-tensor|bench-compile|docs|format|bench-check|fuzz|tsan|consumers" >&2
+    echo "usage: scripts/dev.sh demo|test|gcc|bench|bench-tensor|bench-train|bench-linalg|bench-compile|docs|format|bench-check|fuzz|tsan|consumers" >&2
     exit 2
     ;;
 esac
