@@ -18,6 +18,7 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "adx/config.hpp"
 #include "adx/linalg/portable.hpp"
@@ -86,7 +87,10 @@ void fill_nan(std::initializer_list<std::pair<T*, std::size_t>> ranges) {
 }
 
 /// LU with partial pivoting of the n x n a, in place; piv[i] (0-based) is the row exchanged
-/// with row i. Returns 0, or k (1-based) when U(k-1, k-1) is exactly zero.
+/// with row i. Returns 0, or k (1-based) when U(k-1, k-1) is exactly zero. The factors' layout is
+/// the kernel's (LAPACK factors A^T, the same bytes read column-major; the portable kernel A):
+/// lu_solve reads them, and the determinant is the pivots' sign times the diagonal's product
+/// either way.
 template <class T>
 std::size_t lu_factor(std::size_t n, T* a, int* piv) {
   if (any_nan(a, n * n)) {
@@ -103,8 +107,8 @@ std::size_t lu_factor(std::size_t n, T* a, int* piv) {
       else
         return LAPACKE_sgetrf(x...);
     };
-    lapack_index const info = f(row_major, lapack_index(n), lapack_index(n), a, lapack_index(n), piv);
-    if (info < 0) return portable::lu_factor(n, a, piv);  // NaN input: LAPACKE's check refused it
+    // the row-major A is the column-major A^T: its LU in place, no transposed copies
+    lapack_index const info = f(column_major, lapack_index(n), lapack_index(n), a, lapack_index(n), piv);
     for (std::size_t i = 0; i < n; ++i) --piv[i];
     return info > 0 ? std::size_t(info) : 0;
   } else
@@ -114,12 +118,14 @@ std::size_t lu_factor(std::size_t n, T* a, int* piv) {
   }
 }
 
-/// Solves A X = B (or A^T X = B if trans) from lu_factor's result; b (n x nrhs) becomes X.
+/// Solves A X = B (or A^T X = B if trans) from lu_factor's result; b (n x nrhs) becomes X. A
+/// column of B holding NaN gives a column of NaN; NaN factors give NaN.
 template <class T>
 void lu_solve(bool trans, std::size_t n, std::size_t nrhs, T const* lu, int const* piv, T* b) {
 #if ADX_WITH_LAPACK
   if constexpr (native<T>) {
     if (n == 0 || nrhs == 0) return;
+    if (any_nan(lu, n * n)) return fill_nan<T>({{b, n * nrhs}});
     auto ipiv = std::make_unique<lapack_index[]>(n);
     for (std::size_t i = 0; i < n; ++i) ipiv[i] = piv[i] + 1;
     auto const f = [](auto... x) {
@@ -128,9 +134,27 @@ void lu_solve(bool trans, std::size_t n, std::size_t nrhs, T const* lu, int cons
       else
         return LAPACKE_sgetrs(x...);
     };
-    if (f(row_major, trans ? 'T' : 'N', lapack_index(n), lapack_index(nrhs), lu, lapack_index(n), ipiv.get(), b,
-          lapack_index(nrhs)) < 0)
-      portable::lu_solve(trans, n, nrhs, lu, piv, b);  // NaN in lu or b
+    // lu is A^T's factorization (column-major): A X = B is (A^T)^T X = B. B goes column-major
+    // (one column needs no copy); a column with NaN is solved as zeros and set to NaN after
+    std::vector<char> nan_column(nrhs, 0);
+    for (std::size_t i = 0; i < n * nrhs; ++i)
+      if (b[i] != b[i]) nan_column[i % nrhs] = 1;
+    std::unique_ptr<T[]> cm;
+    T* x = b;
+    if (nrhs > 1) {
+      cm = std::make_unique<T[]>(n * nrhs);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < nrhs; ++j) cm[j * n + i] = nan_column[j] ? T(0) : b[i * nrhs + j];
+      x = cm.get();
+    } else if (nan_column[0]) {
+      return fill_nan<T>({{b, n}});
+    }
+    f(column_major, trans ? 'N' : 'T', lapack_index(n), lapack_index(nrhs), lu, lapack_index(n), ipiv.get(), x,
+      lapack_index(n));
+    if (nrhs > 1)
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < nrhs; ++j)
+          b[i * nrhs + j] = nan_column[j] ? std::numeric_limits<T>::quiet_NaN() : cm[j * n + i];
   } else
 #endif
   {

@@ -95,8 +95,23 @@ struct solve_op {
                                    kept_factors<T> const& kept, std::array<tensor<T>, 1> const& g,
                                    std::array<bool, 2> const& need) const {
     tensor<T> gB = apply_inverse(in, kept, g[0], true);
-    tensor<T> gA = need[0] ? tensor<T>(-matmul(gB, mT(out[0]))) : tensor<T>();
-    return {std::move(gA), std::move(gB)};
+    if (!need[0]) return {tensor<T>(), std::move(gB)};
+    if constexpr (lapack::native<T>) {  // numbers: -gB X^T by one product into gA's buffer
+      std::size_t const b = gB.shape()[0], n = gB.shape()[1], k = gB.shape()[2];
+      T const* const y = gB.data();
+      T const* const x = out[0].data();
+      tensor<T> gA = tensor<T>::fill(in[0].shape(), [&](T* o) {
+        for (std::size_t q = 0; q < b; ++q) {
+          T* const oq = o + q * n * n;
+          std::fill_n(oq, n * n, T(0));
+          if (k) gemm<T>(false, true, n, n, k, y + q * n * k, k, x + q * n * k, k, oq, n, false);
+          for (std::size_t i = 0; i < n * n; ++i) oq[i] = -oq[i];
+        }
+      });
+      return {std::move(gA), std::move(gB)};
+    } else {
+      return {tensor<T>(-matmul(gB, mT(out[0]))), std::move(gB)};
+    }
   }
   template <class T>
   std::array<tensor<T>, 1> tangent(std::array<tensor<T>, 2> const& in, std::array<tensor<T>, 1> const& out,
