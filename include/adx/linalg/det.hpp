@@ -199,7 +199,7 @@ tensor<T> inverse_transposed(tensor<T> const& A, kept_factors<T> const& kept) {
     kept_factors<T> const& lu = kept.empty() ? fresh : kept;
     T* const y = I.data();
     for (std::size_t q = 0; q < b; ++q)
-      lapack::lu_solve(true, n, n, lu.factors[0].data() + q * n * n, lu.pivots.data() + q * n, y + q * n * n);
+      lapack::lu_inverse_transposed(n, lu.factors[0].data() + q * n * n, lu.pivots.data() + q * n, y + q * n * n);
     return I;
   }
 }

@@ -40,6 +40,8 @@ std::int32_t LAPACKE_sgetrs(int, char, std::int32_t, std::int32_t, float const*,
                             float*, std::int32_t);
 std::int32_t LAPACKE_dgetrs(int, char, std::int32_t, std::int32_t, double const*, std::int32_t, std::int32_t const*,
                             double*, std::int32_t);
+std::int32_t LAPACKE_sgetri(int, std::int32_t, float*, std::int32_t, std::int32_t const*);
+std::int32_t LAPACKE_dgetri(int, std::int32_t, double*, std::int32_t, std::int32_t const*);
 std::int32_t LAPACKE_spotrf(int, char, std::int32_t, float*, std::int32_t);
 std::int32_t LAPACKE_dpotrf(int, char, std::int32_t, double*, std::int32_t);
 std::int32_t LAPACKE_ssyevd(int, char, char, std::int32_t, float*, std::int32_t, float*);
@@ -160,6 +162,33 @@ void lu_solve(bool trans, std::size_t n, std::size_t nrhs, T const* lu, int cons
   {
     portable::lu_solve(trans, n, nrhs, lu, piv, b);
   }
+}
+
+/// A^-T (row-major, n x n) into out from lu_factor's result: LAPACK's getri on the factors
+/// (4n^3 / 3 flops) where it can, solves against the identity otherwise; inf and NaN where A is
+/// singular.
+template <class T>
+void lu_inverse_transposed(std::size_t n, T const* lu, int const* piv, T* out) {
+#if ADX_WITH_LAPACK
+  if constexpr (native<T>) {
+    if (n == 0) return;
+    std::copy_n(lu, n * n, out);
+    auto ipiv = std::make_unique<lapack_index[]>(n);
+    for (std::size_t i = 0; i < n; ++i) ipiv[i] = piv[i] + 1;
+    lapack_index info;
+    if constexpr (std::is_same_v<T, double>)
+      info = LAPACKE_dgetri(column_major, lapack_index(n), out, lapack_index(n), ipiv.get());
+    else
+      info = LAPACKE_sgetri(column_major, lapack_index(n), out, lapack_index(n), ipiv.get());
+    if (info == 0) {  // out holds (A^T)^-1 column-major, A^-1 row-major: transposed in place
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < i; ++j) std::swap(out[i * n + j], out[j * n + i]);
+      return;
+    }
+  }
+#endif
+  for (std::size_t i = 0; i < n * n; ++i) out[i] = i / n == i % n ? T(1) : T(0);
+  lu_solve(true, n, n, lu, piv, out);
 }
 
 /// Cholesky A = L L^T from a's lower triangle, in place (zeros above). Returns 0, or k
