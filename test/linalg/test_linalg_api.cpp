@@ -201,14 +201,15 @@ TEST_CASE("linalg: norm as torch.linalg.norm (a vector's p-norms, a matrix's nor
   CHECK_THROWS_WITH_AS(linalg::norm(v, std::nan("")), doctest::Contains("ord is NaN"), value_error);
 }
 
-TEST_CASE("linalg: the blocked reverse Cholesky over numbers equals the matrix rule over AD values, sizes past a block") {
+TEST_CASE(
+    "linalg: the blocked reverse Cholesky over numbers equals the matrix rule over AD values, sizes past a block") {
   // var<double> takes the blocked in-place rule (lapack.hpp); the first derivatives of
   // var<var<double>> take the rule written with tensor operations
   for (std::size_t n : {47, 48, 49, 100, 130}) {
     INFO("n = " << n);
     tensor<double> const M = random_normal(shape{n, n}, n);
-    tensor<double> const A = tensor<double>(matmul(M, M.transpose()) * (1.0 / double(n))) +
-                             linalg::diag(tensor<double>(shape{n}, 1.0));
+    tensor<double> const A =
+        tensor<double>(matmul(M, M.transpose()) * (1.0 / double(n))) + linalg::diag(tensor<double>(shape{n}, 1.0));
     tensor<double> const W = random_normal(shape{n, n}, n + 1);
     tensor<double> fast, generic;
     {
@@ -231,4 +232,23 @@ TEST_CASE("linalg: the blocked reverse Cholesky over numbers equals the matrix r
   tensor<double> const X = linalg::cholesky_solve(B, U, true);
   tensor<double> const want = linalg::solve(tensor<double>(matmul(U.transpose(), U)), B);
   check_values(X, std::vector<double>(want.begin(), want.end()), 1e-13, 1e-14);
+}
+
+TEST_CASE(
+    "linalg: solve and logdet of one matrix share its factorization, and memory changed in place is factored again") {
+  tape_scope<var<double>> scope;
+  tensor<var<double>> A(A3);
+  var<double> const f = sum(linalg::solve(A, B3)) + linalg::logdet(A).item();
+  auto const g = *gradients(f, std::vector{A})[0];
+  // d/dA [sum(A^-1 B) + logdet A] = -A^-T 1 (A^-1 B)^T summed over B's columns + A^-T
+  tensor<double> const X = linalg::solve(A3, B3);
+  tensor<double> const y = linalg::solve(A3.transpose(), tensor<double>(shape{3, 2}, 1.0));
+  tensor<double> const want = tensor<double>(-matmul(y, X.transpose())) + linalg::inv(A3).transpose();
+  check_values(g, std::vector<double>(want.begin(), want.end()), 1e-13, 1e-14);
+  // a tensor over memory it does not own (as over an Eigen matrix): a change in place is seen
+  std::vector<double> m{2.0, 0.0, 0.0, 4.0};
+  tensor<double> const view = detail::tensor_access::borrowed(shape{2, 2}, m.data());
+  CHECK(linalg::solve(view, tensor<double>{2.0, 4.0})[0] == 1.0);
+  m[0] = 1.0;
+  CHECK(linalg::solve(view, tensor<double>{2.0, 4.0})[0] == 2.0);
 }

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "adx/linalg/lapack.hpp"
@@ -30,13 +31,7 @@ namespace detail {
 /// singular matrix.
 template <class T>
 kept_factors<T> lu_batch(tensor<T> const& A) {
-  std::size_t const b = A.shape()[0], n = A.shape()[1];
-  kept_factors<T> k;
-  k.factors.push_back(A);
-  k.pivots.resize(b * n);
-  T* const f = k.factors[0].data();
-  for (std::size_t q = 0; q < b; ++q) lapack::lu_factor(n, f + q * n * n, k.pivots.data() + q * n);
-  return k;
+  return factor_lu(A).kept;
 }
 
 /// The sign of the row permutation of LU's pivots for one matrix.
@@ -82,7 +77,7 @@ struct det_op {
     r.kept = lu_batch(in[0]);
     r.out[0] = tensor<T>::generate(shape{b}, [&](std::size_t q) {
       T d = T(permutation_sign(r.kept.pivots.data() + q * n, n));
-      for (std::size_t i = 0; i < n; ++i) d *= r.kept.factors[0].data()[q * n * n + i * (n + 1)];
+      for (std::size_t i = 0; i < n; ++i) d *= std::as_const(r.kept.factors[0]).data()[q * n * n + i * (n + 1)];
       return d;
     });
     return r;
@@ -162,7 +157,7 @@ struct slogdet_op {
     for (std::size_t q = 0; q < b; ++q) {
       T s = T(permutation_sign(r.kept.pivots.data() + q * n, n)), l = 0;
       for (std::size_t i = 0; i < n; ++i) {
-        T const u = r.kept.factors[0].data()[q * n * n + i * (n + 1)];
+        T const u = std::as_const(r.kept.factors[0]).data()[q * n * n + i * (n + 1)];
         s = u < 0 ? T(-s) : u > 0 ? s : u == 0 ? T(0) : u;  // NaN stays NaN
         l += std::log(std::abs(u));
       }
@@ -190,17 +185,16 @@ struct slogdet_op {
 template <class T>
 tensor<T> inverse_transposed(tensor<T> const& A, kept_factors<T> const& kept) {
   std::size_t const b = A.shape()[0], n = A.shape()[1];
-  tensor<T> I = identities<T>(b, n);
   if constexpr (level_v < T >> 0) {
     (void)kept;
-    return run_op(solve_op{"linalg.inv", {}, false}, mT(A), I)[0];  // inf and NaN where A is singular
+    return run_op(solve_op{"linalg.inv", {}, false}, mT(A), identities<T>(b, n))[0];  // inf and NaN where A is singular
   } else {
     kept_factors<T> const fresh = kept.empty() ? lu_batch(A) : kept_factors<T>{};
     kept_factors<T> const& lu = kept.empty() ? fresh : kept;
-    T* const y = I.data();
-    for (std::size_t q = 0; q < b; ++q)
-      lapack::lu_inverse_transposed(n, lu.factors[0].data() + q * n * n, lu.pivots.data() + q * n, y + q * n * n);
-    return I;
+    return tensor<T>::fill(A.shape(), [&](T* y) {
+      for (std::size_t q = 0; q < b; ++q)
+        lapack::lu_inverse_transposed(n, lu.factors[0].data() + q * n * n, lu.pivots.data() + q * n, y + q * n * n);
+    });
   }
 }
 

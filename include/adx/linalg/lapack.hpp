@@ -172,17 +172,21 @@ void lu_inverse_transposed(std::size_t n, T const* lu, int const* piv, T* out) {
 #if ADX_WITH_LAPACK
   if constexpr (native<T>) {
     if (n == 0) return;
-    std::copy_n(lu, n * n, out);
+    auto inv = std::make_unique<T[]>(n * n);
+    std::copy_n(lu, n * n, inv.get());
     auto ipiv = std::make_unique<lapack_index[]>(n);
     for (std::size_t i = 0; i < n; ++i) ipiv[i] = piv[i] + 1;
     lapack_index info;
     if constexpr (std::is_same_v<T, double>)
-      info = LAPACKE_dgetri(column_major, lapack_index(n), out, lapack_index(n), ipiv.get());
+      info = LAPACKE_dgetri(column_major, lapack_index(n), inv.get(), lapack_index(n), ipiv.get());
     else
-      info = LAPACKE_sgetri(column_major, lapack_index(n), out, lapack_index(n), ipiv.get());
-    if (info == 0) {  // out holds (A^T)^-1 column-major, A^-1 row-major: transposed in place
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = 0; j < i; ++j) std::swap(out[i * n + j], out[j * n + i]);
+      info = LAPACKE_sgetri(column_major, lapack_index(n), inv.get(), lapack_index(n), ipiv.get());
+    if (info == 0) {  // inv holds (A^T)^-1 column-major, A^-1 row-major: transposed into out, by tiles
+      constexpr std::size_t tile = 32;
+      for (std::size_t i0 = 0; i0 < n; i0 += tile)
+        for (std::size_t j0 = 0; j0 < n; j0 += tile)
+          for (std::size_t i = i0; i < std::min(n, i0 + tile); ++i)
+            for (std::size_t j = j0; j < std::min(n, j0 + tile); ++j) out[i * n + j] = inv[j * n + i];
       return;
     }
   }

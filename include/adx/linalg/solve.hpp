@@ -14,6 +14,7 @@
 // the gradient of cholesky(sym(A)); its tangent takes sym(dA) alike, so forward = reverse.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -46,6 +47,48 @@ using meet_t = std::conditional_t<(level_v<SA> >= level_v<SB>), SA, SB>;
 template <class SA, class SB>
 inline constexpr bool can_meet = std::is_same_v<SA, SB> || level_v<SA> != level_v<SB>;
 
+/// LU factors of a batch of numbers' matrices ([b, n, n]) and each one's factorization result
+/// (0, or the 1-based index of a zero pivot).
+template <class T>
+struct lu_factors {
+  kept_factors<T> kept;           ///< the factors and pivots
+  std::vector<std::size_t> info;  ///< per matrix
+};
+
+/// The LU factors of A. The last batch factored on this thread in the current recording is
+/// kept, so that solve(A, B) and slogdet(A) of one A factor it once: a batch with the same
+/// buffer, shape and numbers is the same. (Each recording factors again: a gradient taken twice
+/// pays twice, as a user's loop does.)
+template <class T>
+lu_factors<T> const& factor_lu(tensor<T> const& A) {
+  struct memo {
+    tensor<T> of;
+    std::vector<T> snapshot;  ///< of's numbers when factored
+    lu_factors<T> lu;
+    epoch_type recording = 0;
+    bool valid = false;
+  };
+  thread_local memo m;
+  epoch_type const now = tape<T>::current().epoch();
+  // the same buffer and the same numbers (memory a tensor borrows, an Eigen matrix's, may have
+  // changed in place: O(n^2) to compare, against the O(n^3) factorization)
+  if (m.valid && m.recording == now && m.of.shape() == A.shape() && m.of.data() == A.data() &&
+      std::equal(A.data(), A.data() + A.size(), m.snapshot.begin()))
+    return m.lu;
+  m.valid = false;
+  std::size_t const b = A.shape()[0], n = A.shape()[1];
+  lu_factors<T> lu;
+  lu.kept.factors.push_back(A);
+  lu.kept.pivots.resize(b * n);
+  lu.info.resize(b);
+  T* const f = lu.kept.factors[0].data();
+  for (std::size_t q = 0; q < b; ++q) lu.info[q] = lapack::lu_factor(n, f + q * n * n, lu.kept.pivots.data() + q * n);
+  m.of = A, m.lu = std::move(lu), m.recording = now;
+  m.snapshot.assign(A.data(), A.data() + A.size());
+  m.valid = true;
+  return m.lu;
+}
+
 /// X = A^-1 B for general square A (LU with partial pivoting); `name` is the caller's.
 struct solve_op {
   static constexpr std::size_t inputs = 2, outputs = 1;
@@ -58,21 +101,20 @@ struct solve_op {
     auto const& A = in[0];
     std::size_t const b = A.shape()[0], n = A.shape()[1], k = in[1].shape()[2];
     op_result<T, 1> r;
-    tensor<T> lu = A;
-    T* const f = lu.data();
-    r.kept.pivots.resize(b * n);
+    lu_factors<T> const& lu = factor_lu(A);
     for (std::size_t q = 0; q < b; ++q)
-      if (std::size_t const info = lapack::lu_factor(n, f + q * n * n, r.kept.pivots.data() + q * n); info && checked)
+      if (std::size_t const info = lu.info[q]; info && checked)
         throw_linalg_error(name,
                            "the input matrix is singular: U(" + std::to_string(info - 1) + "," +
                                std::to_string(info - 1) + ") of its LU factorization is zero",
                            input.rank() ? input : A.shape(), q);
+    r.kept = lu.kept;
+    T const* const f = std::as_const(r.kept.factors[0]).data();
     tensor<T> X = in[1];
     T* const x = X.data();
     for (std::size_t q = 0; q < b; ++q)
       lapack::lu_solve(false, n, k, f + q * n * n, r.kept.pivots.data() + q * n, x + q * n * k);
     r.out[0] = std::move(X);
-    r.kept.factors.push_back(std::move(lu));
     return r;
   }
   /// A^-1 Y (or A^-T Y): from the kept LU for numbers, by a recorded solve for AD values.

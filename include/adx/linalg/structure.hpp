@@ -136,10 +136,8 @@ tensor<S> diag_matrices(tensor<S> const& v) {
 /// b identity matrices of order n.
 template <class S>
 tensor<S> identities(std::size_t b, std::size_t n) {
-  return tensor<S>::generate(shape{b, n, n}, [&](std::size_t i) {
-    std::size_t const e = i % (n * n);
-    return e / n == e % n ? S(1) : S(0);
-  });
+  return matrices_from<S>(shape{b, n, n},
+                          [](std::size_t, std::size_t i, std::size_t j) { return i == j ? S(1) : S(0); });
 }
 
 /// The symmetric part of each matrix, (x + x^T) / 2.
