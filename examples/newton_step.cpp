@@ -49,8 +49,8 @@ int main() {
   for (std::size_t i = 0; i < n; ++i)
     err = std::max(err, std::abs(through_steps[i] - implicit[i])), res = std::max(res, std::abs(residual[i]));
   std::printf("x* = [%.6f, %.6f, %.6f, %.6f], max |grad f(x*)| = %.1e\n", xs[0], xs[1], xs[2], xs[3], res);
-  std::printf("d(w^T x*)/dp through the Newton steps: [%.8f, %.8f, %.8f, %.8f]\n", through_steps[0],
-              through_steps[1], through_steps[2], through_steps[3]);
+  std::printf("d(w^T x*)/dp through the Newton steps: [%.8f, %.8f, %.8f, %.8f]\n", through_steps[0], through_steps[1],
+              through_steps[2], through_steps[3]);
   std::printf("against H^-1 w (implicit function theorem): max difference %.1e\n", err);
   bool const ok = res < 1e-12 && err < 1e-10;
   std::printf("%s\n", ok ? "ok" : "FAILED");

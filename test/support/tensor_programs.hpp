@@ -50,8 +50,8 @@ enum class top : std::uint8_t {
   stencil,       // k l - r + (l - 0.25 r) / 2 (+ b.item() if b has one element), l and r the
                  // slices [0, d-1) and [1, d) of a along an axis: a linear expression whose
                  // operands repeat (one partial per operand, merged)
-  linalg,       // an adx::linalg function of a square a (at most 4 x 4), kept well conditioned
-                // through tanh: one of linalg_fn
+  linalg,        // an adx::linalg function of a square a (at most 4 x 4), kept well conditioned
+                 // through tanh: one of linalg_fn
   count
 };
 /// The linalg node's functions; M = I + 0.1 tanh(a) (diagonally dominant), G = T T^T + I with
@@ -356,8 +356,9 @@ inline std::ostream& operator<<(std::ostream& os, tprogram const& p) {
            << n.axis << " (+ t" << n.b << ".item() if one element)";
         break;
       case top::linalg: {
-        static char const* const linalg_names[] = {"solve(M, t_b or a)", "inv(M)", "det(M)", "logdet(G)",
-                                                   "cholesky(G)", "matrix_exp(T / 2)", "slogdet(M).logabsdet"};
+        static char const* const linalg_names[] = {"solve(M, t_b or a)",  "inv(M)",      "det(M)",
+                                                   "logdet(G)",           "cholesky(G)", "matrix_exp(T / 2)",
+                                                   "slogdet(M).logabsdet"};
         os << "linalg " << linalg_names[n.f] << " of a = t" << n.a << ", b = t" << n.b
            << " (T = tanh(a), M = I + 0.1 T, G = T T^T + I)";
         break;
