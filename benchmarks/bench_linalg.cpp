@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bench_args.hpp"
+#include "harness_checks.hpp"
 #include "linalg_problems.hpp"
 #include "tensor_harness.hpp"
 
@@ -187,59 +188,6 @@ void register_hand_and_adx() {
   }
 }
 
-// ---- checks -------------------------------------------------------------------------------
-
-/// The largest magnitude of v[0..n).
-double norm_inf(double const* v, std::size_t n) {
-  double m = 0;
-  for (std::size_t i = 0; i < n; ++i) m = std::max(m, std::abs(v[i]));
-  return m;
-}
-
-/// The checks' bound on the relative error (max norm).
-constexpr double tolerance = 1e-8;
-
-/// Central differences of the problem's function on a few coordinates spread over x.
-bool check_fd(fd_target const& t, std::vector<double> const& ref) {
-  std::size_t const n = t.x0.size(), samples = std::min<std::size_t>(n, 8);
-  double const* g = ref.data() + 1;
-  double const scale = std::max(norm_inf(g, n), 1e-12);
-  std::vector<double> x = t.x0;
-  double worst = 0;
-  for (std::size_t s = 0; s < samples; ++s) {
-    std::size_t const i = (s * n) / samples + (s * 7919) % std::max<std::size_t>(1, n / samples);
-    double const h = 1e-6 * std::max(1.0, std::abs(x[i]));
-    x[i] = t.x0[i] + h;
-    double const fp = t.f(x.data());
-    x[i] = t.x0[i] - h;
-    double const fm = t.f(x.data());
-    x[i] = t.x0[i];
-    worst = std::max(worst, std::abs((fp - fm) / (2 * h) - g[i]) / scale);
-  }
-  double const ferr = std::abs(t.f(t.x0.data()) - ref[0]) / std::max(std::abs(ref[0]), 1e-300);
-  bool const ok = worst < 1e-5 && ferr < tolerance;
-  std::fprintf(stderr, "check %-17s hand vs finite differences (%zu coordinates): max rel err %.2e, f %.2e %s\n",
-               t.problem.c_str(), samples, worst, ferr, ok ? "ok" : "FAILED");
-  return ok;
-}
-
-/// An implementation's value and gradient against hand's.
-bool check_entry(entry const& e, std::vector<double> const& ref) {
-  std::vector<double> const r = e.result();
-  if (r.size() != ref.size()) {
-    std::fprintf(stderr, "check %-17s %-10s gradient size %zu, want %zu FAILED\n", e.problem.c_str(), e.impl.c_str(),
-                 r.size() - 1, ref.size() - 1);
-    return false;
-  }
-  double err = std::abs(r[0] - ref[0]) / std::max(std::abs(ref[0]), 1e-300);
-  double const scale = std::max(norm_inf(ref.data() + 1, ref.size() - 1), 1e-300);
-  for (std::size_t i = 1; i < r.size(); ++i) err = std::max(err, std::abs(r[i] - ref[i]) / scale);
-  bool const ok = err < tolerance;
-  std::fprintf(stderr, "check %-17s %-10s max rel err %.2e %s\n", e.problem.c_str(), e.impl.c_str(), err,
-               ok ? "ok" : "FAILED");
-  return ok;
-}
-
 /// The problems in report order: each problem at its three sizes.
 std::vector<std::string> linalg_order() {
   std::vector<std::string> o;
@@ -268,24 +216,8 @@ int main(int argc, char** argv) {
   register_linalg_eigen();
 #endif
 
-  auto const order = linalg_order();
-  auto index = [&](std::string const& p) { return std::find(order.begin(), order.end(), p) - order.begin(); };
-  auto& reg = registry();
-  std::stable_sort(reg.begin(), reg.end(),
-                   [&](entry const& a, entry const& b) { return index(a.problem) < index(b.problem); });
-
-  // Checks: hand against finite differences, then everything against hand.
-  bool ok = true;
-  std::map<std::string, std::vector<double>> refs;
-  for (auto const& e : reg)
-    if (e.impl == "hand") refs[e.problem] = e.result();
-  for (auto const& t : fd_targets()) ok &= check_fd(t, refs.at(t.problem));
-  for (auto const& e : reg)
-    if (e.impl != "hand") ok &= check_entry(e, refs.at(e.problem));
-  if (!ok) {
-    std::fprintf(stderr, "linalg_bench: a check FAILED; not timing anything\n");
-    return 1;
-  }
+  if (!check_registry("linalg_bench", linalg_order())) return 1;
+  auto const& reg = registry();
   if (check_only) return 0;
 
   benchmark::AddCustomContext("OPENBLAS_NUM_THREADS",
