@@ -44,29 +44,6 @@ namespace {
 
 // ---- hand ---------------------------------------------------------------------------------
 
-/// p's hand gradient as `hand` (its scratch made outside the timing), and its function for the
-/// finite-difference check.
-template <class P>
-void add_hand(P const& p) {
-  add(
-      p.name, "hand", kind::gradient,
-      [&p](benchmark::State& st) {
-        std::vector<double> x = p.x0, g(p.n());
-        typename P::scratch s(p);
-        time_gradient(st, g.data(), [&](double* out) {
-          benchmark::DoNotOptimize(x.data());
-          return p.gradient(x.data(), out, s);
-        });
-      },
-      [&p] {
-        std::vector<double> r(p.n() + 1);
-        typename P::scratch s(p);
-        r[0] = p.gradient(p.x0.data(), r.data() + 1, s);
-        return r;
-      });
-  fd_targets().push_back({p.name, p.x0, [&p](double const* x) { return p.value(x); }});
-}
-
 // ---- adx ----------------------------------------------------------------------------------
 //
 // Each gradient as a user writes it: a tape_scope, the inputs made variables from numbers, the
@@ -150,41 +127,25 @@ struct solve_logdet_adx {
   }
 };
 
-/// d's gradient (n inputs) as `impl` of `problem`.
-template <class D>
-void add_gradient(std::string const& problem, std::string const& impl, std::size_t n, D const& d) {
-  add(
-      problem, impl, kind::gradient,
-      [&d, n](benchmark::State& st) {
-        std::vector<double> g(n);
-        time_gradient(st, g.data(), [&](double* out) { return d.gradient(out); });
-      },
-      [&d, n] {
-        std::vector<double> r(n + 1);
-        r[0] = d.gradient(r.data() + 1);
-        return r;
-      });
-}
-
 /// hand and adx for every problem and size.
 void register_hand_and_adx() {
   static std::vector<std::unique_ptr<mvn_adx>> mvns;
   static std::vector<std::unique_ptr<gp_adx>> gps;
   static std::vector<std::unique_ptr<solve_logdet_adx>> sls;
   for (auto const& p : mvn_problems()) {
-    add_hand(p);
+    add_scratch_gradient(p);
     mvns.push_back(std::make_unique<mvn_adx>(p));
-    add_gradient(p.name, "adx", p.n(), *mvns.back());
+    add_object_gradient(p.name, "adx", p.n(), *mvns.back());
   }
   for (auto const& p : gp_problems()) {
-    add_hand(p);
+    add_scratch_gradient(p);
     gps.push_back(std::make_unique<gp_adx>(p));
-    add_gradient(p.name, "adx", p.n(), *gps.back());
+    add_object_gradient(p.name, "adx", p.n(), *gps.back());
   }
   for (auto const& p : solve_logdet_problems()) {
-    add_hand(p);
+    add_scratch_gradient(p);
     sls.push_back(std::make_unique<solve_logdet_adx>(p));
-    add_gradient(p.name, "adx", p.n(), *sls.back());
+    add_object_gradient(p.name, "adx", p.n(), *sls.back());
   }
 }
 

@@ -107,22 +107,6 @@ struct solve_logdet_eigen {
   }
 };
 
-/// d's gradient (n inputs) as `eigen_var` of `name`.
-template <class D>
-void add_eigen(std::string const& name, std::size_t n, D const& d) {
-  add(
-      name, "eigen_var", kind::gradient,
-      [&d, n](benchmark::State& st) {
-        std::vector<double> g(n);
-        time_gradient(st, g.data(), [&](double* out) { return d.gradient(out); });
-      },
-      [&d, n] {
-        std::vector<double> r(n + 1);
-        r[0] = d.gradient(r.data() + 1);
-        return r;
-      });
-}
-
 }  // namespace
 
 /// eigen_var for every problem at n = 8 and 64.
@@ -133,17 +117,17 @@ void register_linalg_eigen() {
   for (auto const& p : mvn_problems())
     if (p.N <= largest) {
       mvns.push_back(std::make_unique<mvn_eigen>(p));
-      add_eigen(p.name, p.n(), *mvns.back());
+      add_object_gradient(p.name, "eigen_var", p.n(), *mvns.back());
     }
   for (auto const& p : gp_problems())
     if (p.N <= largest) {
       gps.push_back(std::make_unique<gp_eigen>(p));
-      add_eigen(p.name, p.n(), *gps.back());
+      add_object_gradient(p.name, "eigen_var", p.n(), *gps.back());
     }
   for (auto const& p : solve_logdet_problems())
     if (p.N <= largest) {
       sls.push_back(std::make_unique<solve_logdet_eigen>(p));
-      add_eigen(p.name, p.n(), *sls.back());
+      add_object_gradient(p.name, "eigen_var", p.n(), *sls.back());
     }
 }
 

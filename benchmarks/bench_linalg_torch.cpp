@@ -103,22 +103,6 @@ struct solve_logdet_torch {
   }
 };
 
-/// d's gradient (n inputs) as `torch` of `name`.
-template <class D>
-void add_torch(std::string const& name, std::size_t n, D& d) {
-  add(
-      name, "torch", kind::gradient,
-      [&d, n](benchmark::State& st) {
-        std::vector<double> g(n);
-        time_gradient(st, g.data(), [&](double* out) { return d.gradient(out); });
-      },
-      [&d, n] {
-        std::vector<double> r(n + 1);
-        r[0] = d.gradient(r.data() + 1);
-        return r;
-      });
-}
-
 }  // namespace
 
 /// torch for every problem and size, on one thread.
@@ -130,15 +114,15 @@ void register_linalg_torch() {
   static std::vector<std::unique_ptr<solve_logdet_torch>> sls;
   for (auto const& p : mvn_problems()) {
     mvns.push_back(std::make_unique<mvn_torch>(p));
-    add_torch(p.name, p.n(), *mvns.back());
+    add_object_gradient(p.name, "torch", p.n(), *mvns.back());
   }
   for (auto const& p : gp_problems()) {
     gps.push_back(std::make_unique<gp_torch>(p));
-    add_torch(p.name, p.n(), *gps.back());
+    add_object_gradient(p.name, "torch", p.n(), *gps.back());
   }
   for (auto const& p : solve_logdet_problems()) {
     sls.push_back(std::make_unique<solve_logdet_torch>(p));
-    add_torch(p.name, p.n(), *sls.back());
+    add_object_gradient(p.name, "torch", p.n(), *sls.back());
   }
 }
 

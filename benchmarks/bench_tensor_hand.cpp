@@ -5,31 +5,6 @@
 
 namespace adx_bench::tensor_suite {
 
-namespace {
-
-template <class P>
-void add_scratch_gradient(P const& p) {
-  add(
-      p.name, "hand", kind::gradient,
-      [&p](benchmark::State& st) {
-        std::vector<double> x = p.x0, g(p.n());
-        typename P::scratch s(p);
-        time_gradient(st, g.data(), [&](double* out) {
-          benchmark::DoNotOptimize(x.data());
-          return p.gradient(x.data(), out, s);
-        });
-      },
-      [&p] {
-        std::vector<double> r(p.n() + 1);
-        typename P::scratch s(p);
-        r[0] = p.gradient(p.x0.data(), r.data() + 1, s);
-        return r;
-      });
-  fd_targets().push_back({p.name, p.x0, [&p](double const* x) { return p.value(x); }});
-}
-
-}  // namespace
-
 void register_hand() {
   for (auto const& p : mlp_problems()) add_scratch_gradient(p);
   for (auto const& p : matmul_problems()) add_scratch_gradient(p);

@@ -119,21 +119,6 @@ struct advection_torch {
   }
 };
 
-template <class D>
-void add_gradient(std::string const& name, std::size_t n, D& d) {
-  add(
-      name, "torch", kind::gradient,
-      [&d, n](benchmark::State& st) {
-        std::vector<double> g(n);
-        time_gradient(st, g.data(), [&](double* out) { return d.gradient(out); });
-      },
-      [&d, n] {
-        std::vector<double> r(n + 1);
-        r[0] = d.gradient(r.data() + 1);
-        return r;
-      });
-}
-
 }  // namespace
 
 void register_torch() {
@@ -142,17 +127,17 @@ void register_torch() {
   static std::vector<std::unique_ptr<mlp_torch>> mlps;
   for (auto const& p : mlp_problems()) {
     mlps.push_back(std::make_unique<mlp_torch>(p));
-    add_gradient(p.name, p.n(), *mlps.back());
+    add_object_gradient(p.name, "torch", p.n(), *mlps.back());
   }
   static std::vector<std::unique_ptr<matmul_torch>> mms;
   for (auto const& p : matmul_problems()) {
     mms.push_back(std::make_unique<matmul_torch>(p));
-    add_gradient(p.name, p.n(), *mms.back());
+    add_object_gradient(p.name, "torch", p.n(), *mms.back());
   }
   static advection_torch adv(instance<advection>());
-  add_gradient(advection::name, advection::n, adv);
+  add_object_gradient(advection::name, "torch", advection::n, adv);
   static elementwise_torch ew(elementwise_instance());
-  add_gradient(ew.p.name, ew.p.n(), ew);
+  add_object_gradient(ew.p.name, "torch", ew.p.n(), ew);
   add(
       "elementwise_fwd", "torch", kind::output,
       [](benchmark::State& st) {

@@ -59,6 +59,45 @@ inline std::vector<fd_target>& fd_targets() {
   return r;
 }
 
+/// d's gradient (n inputs, d.gradient(out) returning the value) as `impl` of `problem`.
+template <class D>
+void add_object_gradient(std::string const& problem, std::string const& impl, std::size_t n, D& d) {
+  add(
+      problem, impl, kind::gradient,
+      [&d, n](benchmark::State& st) {
+        std::vector<double> g(n);
+        time_gradient(st, g.data(), [&](double* out) { return d.gradient(out); });
+      },
+      [&d, n] {
+        std::vector<double> r(n + 1);
+        r[0] = d.gradient(r.data() + 1);
+        return r;
+      });
+}
+
+/// p's hand gradient (p.gradient(x, out, scratch), its scratch made outside the timing) as
+/// `hand`, and p.value for the finite-difference check.
+template <class P>
+void add_scratch_gradient(P const& p) {
+  add(
+      p.name, "hand", kind::gradient,
+      [&p](benchmark::State& st) {
+        std::vector<double> x = p.x0, g(p.n());
+        typename P::scratch s(p);
+        time_gradient(st, g.data(), [&](double* out) {
+          benchmark::DoNotOptimize(x.data());
+          return p.gradient(x.data(), out, s);
+        });
+      },
+      [&p] {
+        std::vector<double> r(p.n() + 1);
+        typename P::scratch s(p);
+        r[0] = p.gradient(p.x0.data(), r.data() + 1, s);
+        return r;
+      });
+  fd_targets().push_back({p.name, p.x0, [&p](double const* x) { return p.value(x); }});
+}
+
 /// The problems in report order.
 inline std::vector<std::string> problem_order() {
   std::vector<std::string> o;
