@@ -27,13 +27,6 @@
 namespace adx {
 namespace detail {
 
-/// LU factors of a batch of numbers' matrices ([b, n, n]) and their pivots; no error on a
-/// singular matrix.
-template <class T>
-kept_factors<T> lu_batch(tensor<T> const& A) {
-  return factor_lu(A).kept;
-}
-
 /// The sign of the row permutation of LU's pivots for one matrix.
 inline int permutation_sign(int const* piv, std::size_t n) {
   int s = 1;
@@ -43,13 +36,19 @@ inline int permutation_sign(int const* piv, std::size_t n) {
 }
 
 /// Which matrices of the batch are singular as far as their numbers tell: a pivot of the LU
-/// factorization at most n * eps times the largest one.
+/// factorization at most n * eps times the largest one. Over numbers the forward pass's factors
+/// (kept) are read; AD values factor their numbers.
 template <class T>
-std::vector<bool> numerically_singular(tensor<T> const& A) {
+std::vector<bool> numerically_singular(tensor<T> const& A, kept_factors<T> const& kept) {
   using N = std::remove_cvref_t<decltype(primal(std::declval<T>()))>;
   std::size_t const b = A.shape()[0], n = A.shape()[1];
-  tensor<N> const lu =
-      lu_batch(tensor<N>::generate(A.shape(), [&](std::size_t i) { return primal(A.data()[i]); })).factors[0];
+  tensor<N> const lu = [&] {
+    if constexpr (level_v<T> == 0)
+      return kept.empty() ? factor_lu(A).kept.factors[0] : kept.factors[0];
+    else
+      return factor_lu(tensor<N>::generate(A.shape(), [&](std::size_t i) { return primal(A.data()[i]); }))
+          .kept.factors[0];
+  }();
   std::vector<bool> singular(b, false);
   for (std::size_t q = 0; q < b; ++q) {
     N lo = std::numeric_limits<N>::infinity(), hi = 0;
@@ -74,7 +73,7 @@ struct det_op {
   op_result<T, 1> compute(std::array<tensor<T>, 1> const& in) const {
     std::size_t const b = in[0].shape()[0], n = in[0].shape()[1];
     op_result<T, 1> r;
-    r.kept = lu_batch(in[0]);
+    r.kept = factor_lu(in[0]).kept;
     r.out[0] = tensor<T>::generate(shape{b}, [&](std::size_t q) {
       T d = T(permutation_sign(r.kept.pivots.data() + q * n, n));
       for (std::size_t i = 0; i < n; ++i) d *= std::as_const(r.kept.factors[0]).data()[q * n * n + i * (n + 1)];
@@ -89,7 +88,7 @@ struct det_op {
   tensor<T> cofactors(tensor<T> const& A, tensor<T> const& d, kept_factors<T> const& kept) const {
     std::size_t const b = A.shape()[0], n = A.shape()[1];
     if (n == 0) return A;
-    std::vector<bool> const singular = numerically_singular(A);
+    std::vector<bool> const singular = numerically_singular(A, kept);
     if (std::none_of(singular.begin(), singular.end(), [](bool v) { return v; }))
       return tensor<T>(inverse_transposed(A, kept) * d.reshape(shape{b, 1, 1}));
     // det A^-T of the invertible matrices only: over AD values a singular one's inf would reach
@@ -151,7 +150,7 @@ struct slogdet_op {
   op_result<T, 2> compute(std::array<tensor<T>, 1> const& in) const {
     std::size_t const b = in[0].shape()[0], n = in[0].shape()[1];
     op_result<T, 2> r;
-    r.kept = lu_batch(in[0]);
+    r.kept = factor_lu(in[0]).kept;
     r.out[0] = tensor<T>(shape{b});
     r.out[1] = tensor<T>(shape{b});
     for (std::size_t q = 0; q < b; ++q) {
@@ -185,11 +184,11 @@ struct slogdet_op {
 template <class T>
 tensor<T> inverse_transposed(tensor<T> const& A, kept_factors<T> const& kept) {
   std::size_t const b = A.shape()[0], n = A.shape()[1];
-  if constexpr (level_v < T >> 0) {
+  if constexpr (level_v<T> != 0) {
     (void)kept;
     return run_op(solve_op{"linalg.inv", {}, false}, mT(A), identities<T>(b, n))[0];  // inf and NaN where A is singular
   } else {
-    kept_factors<T> const fresh = kept.empty() ? lu_batch(A) : kept_factors<T>{};
+    kept_factors<T> const fresh = kept.empty() ? factor_lu(A).kept : kept_factors<T>{};
     kept_factors<T> const& lu = kept.empty() ? fresh : kept;
     return tensor<T>::fill(A.shape(), [&](T* y) {
       for (std::size_t q = 0; q < b; ++q)

@@ -68,6 +68,13 @@ inline constexpr bool native = ADX_WITH_LAPACK && (std::is_same_v<T, double> || 
 using lapack_index = std::int32_t;
 inline constexpr int row_major = 101, column_major = 102;
 static_assert(sizeof(int) == sizeof(lapack_index), "adx: LAPACK's pivots are passed as int");
+
+/// lu_factor's 0-based pivots as LAPACK's 1-based ones.
+inline std::unique_ptr<lapack_index[]> one_based(int const* piv, std::size_t n) {
+  auto ipiv = std::make_unique<lapack_index[]>(n);
+  for (std::size_t i = 0; i < n; ++i) ipiv[i] = piv[i] + 1;
+  return ipiv;
+}
 #endif
 
 /// Whether one of the n numbers at p is NaN.
@@ -128,8 +135,7 @@ void lu_solve(bool trans, std::size_t n, std::size_t nrhs, T const* lu, int cons
   if constexpr (native<T>) {
     if (n == 0 || nrhs == 0) return;
     if (any_nan(lu, n * n)) return fill_nan<T>({{b, n * nrhs}});
-    auto ipiv = std::make_unique<lapack_index[]>(n);
-    for (std::size_t i = 0; i < n; ++i) ipiv[i] = piv[i] + 1;
+    auto const ipiv = one_based(piv, n);
     auto const f = [](auto... x) {
       if constexpr (std::is_same_v<T, double>)
         return LAPACKE_dgetrs(x...);
@@ -174,8 +180,7 @@ void lu_inverse_transposed(std::size_t n, T const* lu, int const* piv, T* out) {
     if (n == 0) return;
     auto inv = std::make_unique<T[]>(n * n);
     std::copy_n(lu, n * n, inv.get());
-    auto ipiv = std::make_unique<lapack_index[]>(n);
-    for (std::size_t i = 0; i < n; ++i) ipiv[i] = piv[i] + 1;
+    auto const ipiv = one_based(piv, n);
     lapack_index info;
     if constexpr (std::is_same_v<T, double>)
       info = LAPACKE_dgetri(column_major, lapack_index(n), inv.get(), lapack_index(n), ipiv.get());
@@ -214,7 +219,6 @@ std::size_t cholesky_factor(std::size_t n, T* a) {
     };
     // row-major L L^T = A is column-major U^T U = A with U = L^T: no transposed copies
     lapack_index const info = f(column_major, 'U', lapack_index(n), a, lapack_index(n));
-    if (info < 0) return portable::cholesky_factor(n, a);  // NaN input
     if (info > 0) return std::size_t(info);
     for (std::size_t i = 0; i < n; ++i) std::fill(a + i * n + i + 1, a + (i + 1) * n, T(0));
     return 0;
@@ -336,7 +340,6 @@ std::size_t symmetric_eigen(std::size_t n, T const* a, T* w, T* v) {
         return LAPACKE_ssyevd(x...);
     };
     lapack_index const info = f(row_major, 'V', 'L', lapack_index(n), v, lapack_index(n), w);
-    if (info < 0) return portable::symmetric_eigen(n, a, w, v);  // NaN input
     return info > 0 ? std::size_t(info) : 0;
   } else
 #endif
@@ -372,7 +375,6 @@ std::size_t svd(std::size_t m, std::size_t n, T const* a, T* s, T* u, T* vt) {
     lapack_index const info =
         f(row_major, vectors ? 'S' : 'N', lapack_index(m), lapack_index(n), work.get(), lapack_index(n), s,
           vectors ? u : dummy, lapack_index(vectors ? k : 1), vectors ? vt : dummy, lapack_index(vectors ? n : 1));
-    if (info < 0) return portable::svd(m, n, a, s, u, vt);  // NaN input
     return info > 0 ? std::size_t(info) : 0;
   } else
 #endif
@@ -397,12 +399,10 @@ void qr(std::size_t m, std::size_t n, T const* a, T* q, T* r) {
     auto work = std::make_unique<T[]>(m * n);
     auto tau = std::make_unique<T[]>(k);
     std::copy_n(a, m * n, work.get());
-    lapack_index info;
     if constexpr (std::is_same_v<T, double>)
-      info = LAPACKE_dgeqrf(row_major, lapack_index(m), lapack_index(n), work.get(), lapack_index(n), tau.get());
+      LAPACKE_dgeqrf(row_major, lapack_index(m), lapack_index(n), work.get(), lapack_index(n), tau.get());
     else
-      info = LAPACKE_sgeqrf(row_major, lapack_index(m), lapack_index(n), work.get(), lapack_index(n), tau.get());
-    if (info < 0) return portable::qr(m, n, a, q, r);  // NaN input
+      LAPACKE_sgeqrf(row_major, lapack_index(m), lapack_index(n), work.get(), lapack_index(n), tau.get());
     for (std::size_t i = 0; i < k; ++i)
       for (std::size_t j = 0; j < n; ++j) r[i * n + j] = j >= i ? work[i * n + j] : T(0);
     if constexpr (std::is_same_v<T, double>)

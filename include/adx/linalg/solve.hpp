@@ -121,7 +121,7 @@ struct solve_op {
   template <class T>
   tensor<T> apply_inverse(std::array<tensor<T>, 2> const& in, kept_factors<T> const& kept, tensor<T> Y,
                           bool trans) const {
-    if constexpr (level_v < T >> 0) {
+    if constexpr (level_v<T> != 0) {
       (void)kept;
       return run_op(*this, trans ? mT(in[0]) : in[0], Y)[0];
     } else {
