@@ -281,7 +281,7 @@ struct cholesky_op {
     auto const& L = out[0];
     tensor<T> const W = solve_l(L, symmetric_part(d[0]), false);  // L^-1 sym(dA)
     tensor<T> const M = mT(solve_l(L, mT(W), false));             // L^-1 sym(dA) L^-T
-    return {matmul(L, tensor<T>(triangle(M, true, -1) + diag_matrices(diagonal_of(M)) * 0.5))};
+    return {matmul(L, tensor<T>(triangle(M, true, -1) + diag_matrices(diagonal_named(name, M)) * 0.5))};
   }
 };
 

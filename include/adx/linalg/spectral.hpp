@@ -93,7 +93,7 @@ struct eigh_op {
     auto const& w = out[0];
     auto const& V = out[1];
     tensor<T> const P = matmul(matmul(mT(V), symmetric_part(d[0])), V);
-    return {diagonal_of(P), matmul(V, tensor<T>(eigen_gaps(w) * P))};
+    return {diagonal_named(name, P), matmul(V, tensor<T>(eigen_gaps(w) * P))};
   }
 };
 
@@ -176,7 +176,7 @@ struct svdvals_op {
   std::array<tensor<T>, 1> tangent(std::array<tensor<T>, 1> const& in, std::array<tensor<T>, 1> const& out,
                                    kept_factors<T> const& kept, std::array<tensor<T>, 1> const& d) const {
     auto const [U, Vt] = vectors(in[0], out[0], kept);
-    return {diagonal_of(tensor<T>(matmul(matmul(mT(U), d[0]), mT(Vt))))};
+    return {diagonal_named(name, tensor<T>(matmul(matmul(mT(U), d[0]), mT(Vt))))};
   }
 };
 

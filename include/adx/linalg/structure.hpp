@@ -113,15 +113,6 @@ tensor<S> triangle(tensor<S> const& x, bool lower, long k) {
   });
 }
 
-/// The diagonals of a batch of square matrices, [b, n, n] -> [b, n].
-template <class S>
-tensor<S> diagonal_of(tensor<S> const& x) {
-  std::size_t const b = x.shape()[0], n = x.shape()[1];
-  S const* src = x.data();
-  return tensor<S>::generate(shape{b, n},
-                             [&](std::size_t i) -> S const& { return src[(i / n) * n * n + (i % n) * (n + 1)]; });
-}
-
 /// Diagonal matrices from a batch of vectors, [b, n] -> [b, n, n].
 template <class S>
 tensor<S> diag_matrices(tensor<S> const& v) {
